@@ -1,0 +1,45 @@
+"""agent-capabilities engine: a curated catalog of coding-agent capabilities and a matcher for it.
+
+    >>> import engine
+    >>> engine.match("does claude code support mcp?").name
+    'MCP Support'
+    >>> engine.resolve_agent("copilot in vs code")
+    'vscode-copilot'
+"""
+
+from .capabilities import capability_index, capability_records, match, resolve_agent
+from .catalog import Agent, Capability, Catalog, get_catalog, load_catalog
+from .encoder import Encoder, EncoderUnavailableError
+from .errors import (
+    CatalogError,
+    EngineError,
+    InvalidQueryError,
+    UnknownAgentError,
+    UnknownCategoryError,
+)
+from .index import Index, Record, Tuning
+from .results import Candidate, Match
+
+__all__ = [
+    "Agent",
+    "Candidate",
+    "Capability",
+    "Catalog",
+    "CatalogError",
+    "Encoder",
+    "EncoderUnavailableError",
+    "EngineError",
+    "Index",
+    "InvalidQueryError",
+    "Match",
+    "Record",
+    "Tuning",
+    "UnknownAgentError",
+    "UnknownCategoryError",
+    "capability_index",
+    "capability_records",
+    "get_catalog",
+    "load_catalog",
+    "match",
+    "resolve_agent",
+]

@@ -1,0 +1,68 @@
+"""The capability catalog as an ``Index``: what ``engine.match`` and ``engine.resolve_agent`` use."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from functools import cache
+
+from .catalog import Catalog, get_catalog
+from .index import Index, Record
+from .paths import vectors_dir
+from .results import Match
+from .text import content_tokens, validate_query
+
+VECTOR_FILE = "capability-vectors.json"
+
+
+def capability_records(catalog: Catalog) -> list[Record]:
+    """One record per canonical capability: agent-neutral summary, aliases and agents' own terms."""
+    return [
+        Record(cap.id, cap.name, cap.summary, tuple(dict.fromkeys([*cap.aliases, *cap.terms])))
+        for cap in catalog.capabilities
+    ]
+
+
+_INDEX_LOCK = threading.Lock()
+
+
+@cache
+def _capability_index() -> Index:
+    catalog = get_catalog()
+    return Index.from_records(capability_records(catalog), vectors=vectors_dir() / VECTOR_FILE)
+
+
+def capability_index() -> Index:
+    """The process-wide index over the packaged catalog (vectors load on first semantic query)."""
+    with _INDEX_LOCK:
+        return _capability_index()
+
+
+@cache
+def _agent_pattern(catalog: Catalog) -> re.Pattern:
+    names = {n.casefold() for a in catalog.agents.values() for n in (a.id, a.display_name, *a.aliases)}
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?:'s)?(?!\w)", re.IGNORECASE)
+
+
+def strip_agents(query: str, catalog: Catalog | None = None) -> str:
+    """Drop agent names from a capability query ('claude code hooks' -> 'hooks'), if words remain."""
+    stripped = " ".join(_agent_pattern(catalog or get_catalog()).sub(" ", query).split())
+    return stripped if content_tokens(stripped) else query
+
+
+def match(query: str, *, k: int = 3) -> Match:
+    """Resolve a capability question or name to a canonical capability.
+
+    Order: exact name -> alias -> semantic (MiniLM) -> lexical -> no match.
+    Agent names in the query are ignored ('does Claude Code support MCP?').
+    """
+    text = validate_query(query)
+    result = capability_index().match(strip_agents(text), k=k)
+    return dataclasses.replace(result, query=text)
+
+
+def resolve_agent(text: str) -> str | None:
+    """Agent id for an id, name or alias ('Claude', 'copilot in vscode'); None if unknown."""
+    return get_catalog().resolve_agent(text)

@@ -1,0 +1,223 @@
+"""The curated capability catalog: agents, their capability records, aliases and categories.
+
+Data is package data under ``engine/data/`` (one JSON file per agent, the
+canonical capability list, the alias table and a JSON Schema). Loading
+validates everything and fails with the file, record and field at fault.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from . import schema as schema_check
+from .errors import CatalogError, UnknownAgentError, UnknownCategoryError
+from .text import closest, fold, squash
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One canonical capability: the thing users ask about, independent of any agent."""
+
+    id: str
+    name: str
+    category: str
+    summary: str
+    aliases: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()  # agents' own words for it ("Google Search grounding")
+
+
+@dataclass(frozen=True, eq=False)
+class Agent:
+    """A coding agent with one record per canonical capability."""
+
+    id: str
+    display_name: str
+    vendor: str
+    aliases: tuple[str, ...]
+    docs_url: str
+    records: dict[str, dict] = field(repr=False)
+
+    def record(self, capability: str) -> dict:
+        """A copy of this agent's record for a canonical capability name."""
+        return copy.deepcopy(self.records[capability])
+
+
+@dataclass(frozen=True, eq=False)
+class Catalog:
+    """Everything the engine knows, loaded and validated once."""
+
+    agents: dict[str, Agent]
+    capabilities: tuple[Capability, ...]
+    aliases: dict[str, str]  # alias -> canonical name, as written in aliases.json
+
+    @property
+    def agent_ids(self) -> list[str]:
+        """Agent ids in a stable order."""
+        return list(self.agents)
+
+    @property
+    def categories(self) -> list[str]:
+        """Every category used by a canonical capability, in catalog order."""
+        return list(dict.fromkeys(cap.category for cap in self.capabilities))
+
+    def capability(self, name: str) -> Capability:
+        """The canonical capability with this exact name."""
+        for cap in self.capabilities:
+            if cap.name == name:
+                return cap
+        raise KeyError(name)
+
+    def agent(self, text: str) -> Agent:
+        """The agent named by ``text`` (id, display name or alias), or ``UnknownAgentError``."""
+        agent_id = self.resolve_agent(text)
+        if agent_id is None:
+            options = [*self.agents, *(a.display_name for a in self.agents.values())]
+            near = closest(str(text), options)
+            near_id = self.resolve_agent(near) if near else None
+            raise UnknownAgentError(str(text), self.agent_ids, near_id)
+        return self.agents[agent_id]
+
+    def resolve_agent(self, text: str) -> str | None:
+        """Agent id for an id, display name or alias ('claude', 'copilot in vscode')."""
+        if not isinstance(text, str):
+            return None
+        key = squash(text)
+        if not key:
+            return None
+        return _agent_keys(self).get(key)
+
+    def category(self, text: str) -> str:
+        """The canonical category named by ``text``, or ``UnknownCategoryError``."""
+        key = squash(str(text))
+        for cat in self.categories:
+            if squash(cat) == key:
+                return cat
+        raise UnknownCategoryError(str(text), self.categories, closest(str(text), self.categories))
+
+
+@cache
+def _agent_keys(catalog: Catalog) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for agent in catalog.agents.values():
+        for name in (agent.id, agent.display_name, *agent.aliases):
+            keys.setdefault(squash(name), agent.id)
+    return keys
+
+
+def slug(name: str) -> str:
+    """Stable id for a capability name: 'CI/CD Integration' -> 'ci-cd-integration'."""
+    return fold(name).replace(" ", "-")
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise CatalogError(f"{path}: file is missing; reinstall the package.") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CatalogError(f"{path}: cannot be read as JSON ({exc}).") from exc
+
+
+def _check_agent(path: Path, data: dict, canon: dict[str, Capability]) -> list[str]:
+    """Rules the schema cannot say: every canonical name once, complete available records."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for index, rec in enumerate(data["capabilities"]):
+        where = f"capabilities[{index}] ({rec['name']})"
+        if rec["name"] not in canon:
+            problems.append(f"{where}: not a canonical capability name")
+            continue
+        if rec["name"] in seen:
+            problems.append(f"{where}: duplicate record")
+        seen.add(rec["name"])
+        if rec["category"] != canon[rec["name"]].category:
+            problems.append(f"{where}.category: expected '{canon[rec['name']].category}'")
+        if rec["available"]:
+            notes = rec.get("implementationNotes", {})
+            for key in ("setup", "startUrl"):
+                if not notes.get(key):
+                    problems.append(f"{where}.implementationNotes.{key}: required when available")
+            for key in ("tier", "maturityLevel"):
+                if rec.get(key) is None:
+                    problems.append(f"{where}.{key}: required when available")
+            if not rec["sources"]:
+                problems.append(f"{where}.sources: at least one source when available")
+    for missing in sorted(set(canon) - seen):
+        problems.append(f"no record for '{missing}' (add one with \"available\": false if absent)")
+    return problems
+
+
+def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
+    """Read and validate a catalog directory; raise ``CatalogError`` naming what is broken."""
+    data_dir = Path(data_dir)
+    agent_schema = _read_json(data_dir / "schema.json")
+    canon_doc = _read_json(data_dir / "capabilities.json")
+    alias_doc = _read_json(data_dir / "aliases.json")
+
+    canon: dict[str, Capability] = {}
+    for entry in canon_doc.get("capabilities", []):
+        canon[entry["name"]] = Capability(
+            id=slug(entry["name"]),
+            name=entry["name"],
+            category=entry["category"],
+            summary=entry["summary"],
+        )
+    aliases: dict[str, str] = alias_doc.get("aliases", {})
+    bad = sorted(f"'{a}' -> '{n}'" for a, n in aliases.items() if n not in canon)
+    if bad:
+        raise CatalogError(f"{data_dir / 'aliases.json'}: unknown capability in {', '.join(bad)}")
+
+    agents: dict[str, Agent] = {}
+    terms: dict[str, list[str]] = {name: [] for name in canon}
+    agent_files = sorted((data_dir / "agents").glob("*.json"))
+    if not agent_files:
+        raise CatalogError(f"{data_dir / 'agents'}: no agent files found.")
+    for path in agent_files:
+        data = _read_json(path)
+        problems = schema_check.validate(data, agent_schema)
+        if not problems:
+            problems = _check_agent(path, data, canon)
+        if problems:
+            shown = "; ".join(problems[:5])
+            more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+            raise CatalogError(f"{path.name}: {shown}{more}")
+        records = {rec["name"]: rec for rec in data["capabilities"]}
+        agents[data["id"]] = Agent(
+            id=data["id"],
+            display_name=data["displayName"],
+            vendor=data["vendor"],
+            aliases=tuple(data["aliases"]),
+            docs_url=data["docsUrl"],
+            records={name: records[name] for name in canon},
+        )
+        for rec in records.values():
+            if rec.get("terminology") and rec["available"]:
+                terms[rec["name"]].append(rec["terminology"])
+
+    by_name: dict[str, list[str]] = {name: [] for name in canon}
+    for alias, name in aliases.items():
+        by_name[name].append(alias)
+    capabilities = tuple(
+        Capability(
+            id=cap.id,
+            name=cap.name,
+            category=cap.category,
+            summary=cap.summary,
+            aliases=tuple(by_name[cap.name]),
+            terms=tuple(dict.fromkeys(terms[cap.name])),
+        )
+        for cap in canon.values()
+    )
+    return Catalog(agents=agents, capabilities=capabilities, aliases=aliases)
+
+
+@cache
+def get_catalog() -> Catalog:
+    """The packaged catalog, loaded once per process."""
+    return load_catalog()

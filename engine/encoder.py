@@ -1,0 +1,138 @@
+"""Runtime sentence encoder: all-MiniLM-L6-v2 as ONNX, run with onnxruntime + tokenizers + numpy.
+
+No PyTorch. Files live in ``vectors/encoder/`` (model, ``tokenizer.json``,
+``manifest.json`` with a sha256 per file). The session is created on first
+use so importing the engine stays cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .errors import EngineError
+from .paths import vectors_dir
+
+
+class EncoderUnavailableError(EngineError):
+    """The encoder files are missing, corrupt or cannot be loaded."""
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Encoder:
+    """Embeds text exactly like sentence-transformers' all-MiniLM-L6-v2 (mean pool + L2)."""
+
+    def __init__(self, directory: Path | str | None = None, *, threads: int = 1) -> None:
+        self.directory = Path(directory) if directory else vectors_dir() / "encoder"
+        self.threads = threads
+        self._session = None
+        self._tokenizer = None
+        self._inputs: set[str] = set()
+        self._vocab: set[str] | None = None
+        self._lock = threading.Lock()
+        self.manifest: dict = {}
+
+    @property
+    def variant(self) -> str:
+        """'int8' or 'fp32', from the manifest (empty before loading)."""
+        return self.manifest.get("variant", "")
+
+    def load(self) -> None:
+        """Verify the files against the manifest and open the ONNX session."""
+        with self._lock:
+            if self._session is not None:
+                return
+            manifest_path = self.directory / "manifest.json"
+            if not manifest_path.is_file():
+                raise EncoderUnavailableError(
+                    f"encoder manifest not found at {manifest_path}; "
+                    "run build_scripts/export_encoder.py or reinstall the package"
+                )
+            try:
+                manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+                files = manifest["files"]
+            except (OSError, ValueError, KeyError) as exc:
+                raise EncoderUnavailableError(f"{manifest_path} is unreadable: {exc}") from exc
+            for name, expected in files.items():
+                path = self.directory / name
+                if not path.is_file():
+                    raise EncoderUnavailableError(f"encoder file missing: {path}")
+                if _sha256(path) != expected:
+                    raise EncoderUnavailableError(
+                        f"encoder file {path} does not match its sha256 in manifest.json "
+                        "(corrupt or replaced); reinstall or re-export it"
+                    )
+            model_file = next((n for n in files if n.endswith(".onnx")), None)
+            if model_file is None:
+                raise EncoderUnavailableError(f"{manifest_path} lists no .onnx model")
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+                max_len = int(manifest.get("maxSeqLength", 256))
+                # The model's tokenizer.json pads to and truncates at 128;
+                # sentence-transformers truncates at 256 and pads per batch.
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(max_length=max_len)
+                options = ort.SessionOptions()
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                options.intra_op_num_threads = self.threads
+                options.inter_op_num_threads = 1
+                options.log_severity_level = 3
+                session = ort.InferenceSession(
+                    str(self.directory / model_file),
+                    sess_options=options,
+                    providers=["CPUExecutionProvider"],
+                )
+            except Exception as exc:  # noqa: BLE001 - any load failure means "no encoder"
+                raise EncoderUnavailableError(f"cannot load the ONNX encoder: {exc}") from exc
+            self._inputs = {i.name for i in session.get_inputs()}
+            self._tokenizer = tokenizer
+            self.manifest = manifest
+            self._session = session
+
+    def vocabulary(self) -> set[str]:
+        """Whole-word entries of the tokenizer vocabulary: words the model knows as spelled."""
+        self.load()
+        if self._vocab is None:
+            self._vocab = {w for w in self._tokenizer.get_vocab() if w.isalpha()}
+        return self._vocab
+
+    def encode(self, texts: list[str], *, batch_size: int = 32) -> np.ndarray:
+        """Unit-length float32 embeddings, one row per text."""
+        self.load()
+        if not texts:
+            return np.zeros((0, int(self.manifest.get("dimension", 384))), dtype=np.float32)
+        rows = []
+        for start in range(0, len(texts), batch_size):
+            rows.append(self._encode_batch(texts[start : start + batch_size]))
+        return np.vstack(rows)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        for row, enc in enumerate(encodings):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = enc.attention_mask
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        tokens = self._session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norm = np.linalg.norm(pooled, axis=1, keepdims=True) + 1e-12
+        return (pooled / norm).astype(np.float32)

@@ -1,0 +1,321 @@
+"""Match free text against any list of records: exact -> alias -> semantic -> lexical -> none.
+
+``Index.from_records`` takes records ``{"id", "name", "description", "aliases"?}``
+(capabilities, MCP tools, anything). Semantic matching embeds each record's
+name, "name: description" and aliases with MiniLM, takes the best cosine per
+record and adds a little lexical coverage; thresholds calibrated on the
+labelled set in ``tests/fixtures/eval_queries.json`` decide when to abstain.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .encoder import Encoder, EncoderUnavailableError
+from .errors import InvalidQueryError
+from .lexical import LexicalIndex, stem, stems
+from .results import Candidate, Match
+from .store import Entry, VectorStore, content_hash, load_store
+from .text import content_tokens, squash, tokens, validate_query
+
+log = logging.getLogger("engine")
+
+
+@dataclass(frozen=True)
+class Record:
+    """Anything that can be matched: an id, a display name, a description, aliases."""
+
+    id: str
+    name: str
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Scoring constants; defaults measured with ``build_scripts/evaluate.py``."""
+
+    lexical_weight: float = 0.15  # fused = best cosine + weight * lexical coverage
+    threshold: float = 0.52  # fused score below this -> abstain
+    lexical_threshold: float = 0.6  # lexical-only score needed to answer
+    ambiguity_margin: float = 0.02  # runner-up this close to the winner -> ambiguous
+    spread: float = 0.06  # logistic width turning a score into a confidence
+    alias_confidence: float = 0.95
+
+
+def humanize(name: str) -> str:
+    """'read_text_file' -> 'read text file': embed names the way people say them."""
+    return " ".join(name.replace("_", " ").replace("-", " ").split())
+
+
+def record_entries(record: Record) -> list[Entry]:
+    """The texts embedded for one record, without repeats."""
+    name = humanize(record.name)
+    texts = [("name", name)]
+    if record.description:
+        texts.append(("description", f"{name}: {record.description}"))
+    texts.extend(("alias", alias) for alias in record.aliases)
+    seen: set[str] = set()
+    entries = []
+    for kind, text in texts:
+        key = text.casefold()
+        if key not in seen:
+            seen.add(key)
+            entries.append(Entry(record.id, kind, text))
+    return entries
+
+
+def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
+    """Validate raw records and turn them into ``Record``s, with errors naming the record."""
+    out: list[Record] = []
+    seen: set[str] = set()
+    for position, raw in enumerate(records):
+        if isinstance(raw, Record):
+            rec = raw
+        else:
+            if not isinstance(raw, dict):
+                raise InvalidQueryError(f"record {position} must be a dict with 'id' and 'name'")
+            missing = [key for key in ("id", "name") if not isinstance(raw.get(key), str) or not raw.get(key)]
+            if missing:
+                raise InvalidQueryError(
+                    f"record {position} needs non-empty string field(s) {', '.join(missing)}; "
+                    "records look like {'id': ..., 'name': ..., 'description': ..., 'aliases': [...]}"
+                )
+            aliases = raw.get("aliases") or ()
+            if isinstance(aliases, str) or not all(isinstance(a, str) for a in aliases):
+                raise InvalidQueryError(f"record {position} ('{raw['id']}'): aliases must be a list of strings")
+            rec = Record(raw["id"], raw["name"], str(raw.get("description") or ""), tuple(aliases))
+        if rec.id in seen:
+            raise InvalidQueryError(f"record id '{rec.id}' appears twice; ids must be unique")
+        seen.add(rec.id)
+        out.append(rec)
+    if not out:
+        raise InvalidQueryError("an index needs at least one record")
+    return out
+
+
+@dataclass
+class _Semantic:
+    """Embedded entries: the matrix and, per row, the index of the record it belongs to."""
+
+    matrix: np.ndarray
+    owners: np.ndarray
+    wordpieces: set[str] = field(default_factory=set)
+
+
+class Index:
+    """A matchable set of records. Build with ``Index.from_records``."""
+
+    def __init__(
+        self,
+        records: list[Record],
+        *,
+        store: VectorStore | None = None,
+        encoder: Encoder | None = None,
+        semantic: bool = True,
+        tuning: Tuning | None = None,
+        store_problem: str | None = None,
+    ) -> None:
+        self.records = records
+        self.tuning = tuning or Tuning()
+        self.encoder = encoder
+        self._semantic_wanted = semantic
+        self._store = store
+        self._store_problem = store_problem
+        self._semantic_state: _Semantic | None = None
+        self._semantic_failed = False
+        self._lock = threading.Lock()
+        self.entries = [entry for rec in records for entry in record_entries(rec)]
+        self._position = {rec.id: i for i, rec in enumerate(records)}
+
+        self._exact: dict[str, int] = {}
+        self._alias: dict[str, int] = {}
+        for i, rec in enumerate(records):
+            for key in {squash(rec.name), squash(rec.id)}:
+                if key:
+                    self._exact.setdefault(key, i)
+        for i, rec in enumerate(records):
+            for alias in rec.aliases:
+                key = squash(alias)
+                if key and key not in self._exact:
+                    self._alias.setdefault(key, i)
+        self.lexical = LexicalIndex(
+            [stems(" ".join([humanize(r.name), r.description, *r.aliases])) for r in records]
+        )
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[dict | Record],
+        *,
+        vectors: VectorStore | Path | str | None = None,
+        encoder: Encoder | None = None,
+        semantic: bool = True,
+        tuning: Tuning | None = None,
+    ) -> Index:
+        """Index any records; embeds them with the runtime encoder unless ``vectors`` has them.
+
+        ``vectors`` is a ``VectorStore`` or the path of one written by
+        ``build_scripts/build_vectors.py``. A missing, unreadable or stale store
+        is not an error: what it lacks is embedded on first use, with one warning.
+        """
+        problem = None
+        store = None
+        if isinstance(vectors, (str, Path)):
+            try:
+                store = load_store(Path(vectors))
+            except FileNotFoundError:
+                problem = f"vector store {vectors} not found"
+            except ValueError as exc:
+                problem = str(exc)
+        else:
+            store = vectors
+        return cls(
+            coerce_records(records),
+            store=store,
+            encoder=encoder,
+            semantic=semantic,
+            tuning=tuning,
+            store_problem=problem,
+        )
+
+    # -- semantic state -------------------------------------------------
+
+    def _semantic(self) -> _Semantic | None:
+        """Embedded entries, built on first use; None when semantic matching is off."""
+        if self._semantic_state is not None or self._semantic_failed or not self._semantic_wanted:
+            return self._semantic_state
+        with self._lock:
+            if self._semantic_state is not None or self._semantic_failed:
+                return self._semantic_state
+            try:
+                self._semantic_state = self._build_semantic()
+            except EncoderUnavailableError as exc:
+                self._semantic_failed = True
+                log.warning("semantic matching is off (%s); using alias and lexical matching", exc)
+        return self._semantic_state
+
+    def _build_semantic(self) -> _Semantic:
+        encoder = self.encoder or default_encoder()
+        encoder.load()
+        known: dict[tuple[str, str, str], np.ndarray] = {}
+        if self._store is not None:
+            if self._store.content_hash == content_hash(self.entries):
+                matrix = self._store.matrix
+            else:
+                known = self._store.lookup()
+                matrix = None
+        else:
+            matrix = None
+        if matrix is None:
+            rows: list[np.ndarray | None] = [known.get((e.id, e.kind, e.text)) for e in self.entries]
+            todo = [i for i, row in enumerate(rows) if row is None]
+            if todo:
+                if self._store is not None:
+                    log.warning(
+                        "vector store is stale (%d of %d texts changed); embedding them with the ONNX encoder",
+                        len(todo),
+                        len(rows),
+                    )
+                elif self._store_problem:
+                    log.warning("%s; embedding %d texts with the ONNX encoder", self._store_problem, len(todo))
+                fresh = encoder.encode([self.entries[i].text for i in todo])
+                for i, vector in zip(todo, fresh, strict=True):
+                    rows[i] = vector
+            matrix = np.vstack(rows).astype(np.float32)
+        owners = np.array([self._position[e.id] for e in self.entries])
+        vocab = encoder.vocabulary()
+        return _Semantic(matrix=matrix, owners=owners, wordpieces=vocab)
+
+    def warm(self) -> bool:
+        """Load the encoder and vectors now; True when semantic matching is available."""
+        return self._semantic() is not None
+
+    # -- matching --------------------------------------------------------
+
+    def match(self, query: str, *, k: int = 10) -> Match:
+        """Resolve ``query`` to a record, or say honestly that none fits."""
+        text = validate_query(query)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise InvalidQueryError(f"k must be a positive integer, got {k!r}")
+        key = squash(text)
+        if key in self._exact:
+            rec = self.records[self._exact[key]]
+            return Match(text, rec.name, rec.id, 1.0, "exact", [Candidate(rec.id, rec.name, 1.0)])
+        if key in self._alias:
+            rec = self.records[self._alias[key]]
+            conf = self.tuning.alias_confidence
+            return Match(text, rec.name, rec.id, conf, "alias", [Candidate(rec.id, rec.name, conf)])
+        return self._rank(text, k)
+
+    def _query_terms(self, text: str, wordpieces: set[str]) -> tuple[str, list[str]]:
+        """Typo-corrected query text (for embedding) and its stemmed terms (for coverage)."""
+        words = tokens(text)
+        fixed: dict[str, str] = {}
+        for word in set(content_tokens(text)):
+            if word in wordpieces or stem(word) in self.lexical.vocabulary:
+                continue
+            guess = self.lexical.correct(stem(word))
+            if guess:
+                fixed[word] = guess
+        if fixed:
+            text = " ".join(fixed.get(word, word) for word in words)
+        terms = [fixed.get(w, stem(w)) for w in content_tokens(text)]
+        return text, terms
+
+    def _rank(self, text: str, k: int) -> Match:
+        tune = self.tuning
+        sem = self._semantic()
+        corrected, terms = self._query_terms(text, sem.wordpieces if sem else set())
+        coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
+        if sem is not None:
+            query_vector = (self.encoder or default_encoder()).encode([corrected])[0]
+            sims = sem.matrix @ query_vector
+            best = np.full(len(self.records), -1.0, dtype=np.float32)
+            np.maximum.at(best, sem.owners, sims)
+            scores = best + tune.lexical_weight * coverage
+            threshold, method = tune.threshold, "semantic"
+        else:
+            scores, threshold, method = coverage, tune.lexical_threshold, "lexical"
+        order = np.argsort(-scores, kind="stable")[:k]
+        candidates = [
+            Candidate(self.records[i].id, self.records[i].name, self._confidence(scores[i], threshold))
+            for i in order
+        ]
+        top = float(scores[order[0]])
+        ambiguous = len(order) > 1 and float(scores[order[1]]) >= top - tune.ambiguity_margin
+        if top < threshold and sem is not None and float(coverage.max()) >= tune.lexical_threshold:
+            # The embedding is unsure but the wording clearly names a record.
+            i = int(np.argmax(coverage))
+            conf = self._confidence(coverage[i], tune.lexical_threshold)
+            rec = self.records[i]
+            return Match(text, rec.name, rec.id, conf, "lexical", candidates, False)
+        if top < threshold:
+            return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
+        best_rec = self.records[order[0]]
+        return Match(text, best_rec.name, best_rec.id, candidates[0].confidence, method, candidates, ambiguous)
+
+    def _confidence(self, score: float, threshold: float) -> float:
+        """Logistic map of a score: 0.5 at the abstain threshold, near 1 well above it."""
+        value = 1.0 / (1.0 + math.exp(-(float(score) - threshold) / self.tuning.spread))
+        return round(value, 3)
+
+
+_ENCODER: Encoder | None = None
+_ENCODER_LOCK = threading.Lock()
+
+
+def default_encoder() -> Encoder:
+    """The process-wide encoder over the packaged ONNX files (loaded lazily)."""
+    global _ENCODER
+    with _ENCODER_LOCK:
+        if _ENCODER is None:
+            _ENCODER = Encoder()
+        return _ENCODER

@@ -1,0 +1,64 @@
+"""Lexical scoring: how much of a query's meaningful wording a record's text covers.
+
+Used to fuse with cosine similarity, and alone when the encoder is
+unavailable. Scores are idf-weighted coverage in 0..1 so they read the same
+for any catalog.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from .text import content_tokens, edit_distance
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s")
+
+
+def stem(token: str) -> str:
+    """Crude suffix stripping so 'completions' meets 'completion' and 'tests' meets 'test'."""
+    for suffix in _SUFFIXES:
+        if len(token) > len(suffix) + 3 and token.endswith(suffix):
+            return token[: -len(suffix)]
+    return token
+
+
+def stems(text: str) -> list[str]:
+    """Stemmed content tokens of ``text``."""
+    return [stem(tok) for tok in content_tokens(text)]
+
+
+class LexicalIndex:
+    """idf-weighted term coverage of each record's combined text."""
+
+    def __init__(self, documents: list[list[str]]) -> None:
+        self.docs = [set(doc) for doc in documents]
+        counts = Counter(term for doc in self.docs for term in doc)
+        n = len(self.docs)
+        self.idf = {term: math.log(1 + n / df) for term, df in counts.items()}
+        self.unknown_idf = math.log(1 + n)
+        self.vocabulary = set(counts)
+
+    def correct(self, term: str) -> str | None:
+        """The catalog term one or two typos away from ``term``, if exactly one is nearest."""
+        if term in self.vocabulary or len(term) < 4:
+            return None
+        limit = 1 if len(term) < 7 else 2
+        best, best_distance, tie = None, limit + 1, False
+        for known in self.vocabulary:
+            if abs(len(known) - len(term)) > limit:
+                continue
+            distance = edit_distance(term, known, limit)
+            if distance < best_distance:
+                best, best_distance, tie = known, distance, False
+            elif distance == best_distance:
+                tie = True
+        return None if tie else best
+
+    def scores(self, terms: list[str]) -> list[float]:
+        """Coverage of ``terms`` by each document, 0..1."""
+        if not terms:
+            return [0.0] * len(self.docs)
+        weights = {t: self.idf.get(t, self.unknown_idf) for t in set(terms)}
+        total = sum(weights.values())
+        return [sum(w for t, w in weights.items() if t in doc) / total for doc in self.docs]

@@ -1,0 +1,90 @@
+"""The precomputed vector store: which texts were embedded for which record, and their vectors.
+
+Format (``vectors/capability-vectors.json``): model id, dimension,
+normalisation, a sha256 of exactly the texts embedded, and one entry per
+text with its vector as base64 little-endian float32 (exact and compact).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSION = 384
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One embedded text: the record it belongs to, what kind of text, the text."""
+
+    id: str
+    kind: str
+    text: str
+
+
+def content_hash(entries: list[Entry]) -> str:
+    """sha256 over the (id, kind, text) triples, in order: the store's staleness key."""
+    payload = json.dumps([[e.id, e.kind, e.text] for e in entries], ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class VectorStore:
+    """Entries and their unit-length vectors (row i belongs to entry i)."""
+
+    model: str
+    entries: list[Entry]
+    matrix: np.ndarray
+    content_hash: str
+
+    def lookup(self) -> dict[tuple[str, str, str], np.ndarray]:
+        """Vectors keyed by (id, kind, text), to reuse what is unchanged."""
+        return {(e.id, e.kind, e.text): self.matrix[i] for i, e in enumerate(self.entries)}
+
+
+def encode_vector(vector: np.ndarray) -> str:
+    """float32 little-endian bytes as base64 text."""
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def dump_store(entries: list[Entry], matrix: np.ndarray, path: Path, *, model: str = MODEL_ID) -> None:
+    """Write a store deterministically: same entries and vectors -> identical bytes."""
+    doc = {
+        "model": model,
+        "dimension": int(matrix.shape[1]) if len(entries) else DIMENSION,
+        "normalized": True,
+        "dtype": "float32-le-base64",
+        "contentHash": content_hash(entries),
+        "count": len(entries),
+        "entries": [
+            {"id": e.id, "kind": e.kind, "text": e.text, "vector": encode_vector(matrix[i])}
+            for i, e in enumerate(entries)
+        ],
+    }
+    Path(path).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def load_store(path: Path) -> VectorStore:
+    """Read a store; raise ``ValueError`` with the reason when it is unusable."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        dim = int(doc["dimension"])
+        entries = [Entry(e["id"], e["kind"], e["text"]) for e in doc["entries"]]
+        blob = b"".join(base64.b64decode(e["vector"]) for e in doc["entries"])
+        matrix = np.frombuffer(blob, dtype="<f4").reshape(len(entries), dim)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"vector store {path} is unreadable: {exc}") from exc
+    return VectorStore(
+        model=doc.get("model", ""),
+        entries=entries,
+        matrix=matrix.astype(np.float32),
+        content_hash=doc.get("contentHash", ""),
+    )

@@ -1,0 +1,99 @@
+"""Text normalisation and query validation shared by every matching stage."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import InvalidQueryError
+
+MAX_QUERY_CHARS = 1000
+
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+_TOKEN = re.compile(r"[0-9a-z]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# Words that carry no meaning for capability matching; dropping them keeps
+# "does it support X?" from matching everything that mentions "support".
+STOPWORDS = frozenset(
+    """a an and are as at be by can could do does for from has have how i in is it its
+    me my of on or please should so that the their them there this to use using was what
+    when where which who will with would you your yes no not any support supports
+    supported feature features capability capabilities""".split()
+)
+
+
+def validate_query(query: object, *, field: str = "query") -> str:
+    """Return ``query`` stripped, or raise ``InvalidQueryError`` saying why it is unusable."""
+    if not isinstance(query, str):
+        raise InvalidQueryError(
+            f"{field} must be a string, got {type(query).__name__}. "
+            "Pass the capability in words, e.g. 'MCP support'."
+        )
+    cleaned = _CONTROL.sub(" ", query).strip()
+    if not cleaned:
+        raise InvalidQueryError(
+            f"{field} is empty. Pass a capability name or a few words, e.g. 'MCP support'."
+        )
+    if len(cleaned) > MAX_QUERY_CHARS:
+        raise InvalidQueryError(
+            f"{field} is {len(cleaned)} characters long; the limit is {MAX_QUERY_CHARS}. "
+            "Pass a short capability name or question."
+        )
+    return cleaned
+
+
+def fold(text: str) -> str:
+    """Case-, accent- and punctuation-insensitive key: 'Sub-Agents!' -> 'sub agents'."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return _NON_WORD.sub(" ", text.casefold()).strip()
+
+
+def squash(text: str) -> str:
+    """Key with every separator removed: 'Sub-agents' and 'subagents' both -> 'subagents'."""
+    return fold(text).replace(" ", "")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens of ``text`` (letters and digits only)."""
+    return _TOKEN.findall(fold(text))
+
+
+def content_tokens(text: str) -> list[str]:
+    """Tokens minus stopwords, the words that can tell capabilities apart."""
+    return [tok for tok in tokens(text) if tok not in STOPWORDS]
+
+
+def edit_distance(a: str, b: str, limit: int = 2) -> int:
+    """Damerau-Levenshtein distance (adjacent swaps count once), capped at ``limit + 1``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cost = ca != cb
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def closest(text: str, options: list[str]) -> str | None:
+    """The option nearest to ``text`` by spelling, or None when nothing is close."""
+    key = squash(text)
+    best, best_distance = None, 4
+    for option in options:
+        other = squash(option)
+        if key and (key in other or other in key):
+            distance = 0 if key == other else 1
+        else:
+            distance = edit_distance(key, other, limit=3)
+        if distance < best_distance:
+            best, best_distance = option, distance
+    return best
