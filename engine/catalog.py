@@ -77,7 +77,7 @@ class Catalog:
         """The agent named by ``text`` (id, display name or alias), or ``UnknownAgentError``."""
         agent_id = self.resolve_agent(text)
         if agent_id is None:
-            options = [*self.agents, *(a.display_name for a in self.agents.values())]
+            options = [n for a in self.agents.values() for n in (a.id, a.display_name, *a.aliases)]
             near = closest(str(text), options)
             near_id = self.resolve_agent(near) if near else None
             raise UnknownAgentError(str(text), self.agent_ids, near_id)

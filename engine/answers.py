@@ -1,0 +1,195 @@
+"""The four answers the MCP server gives, as plain dicts: lookup, compare, list, sources.
+
+All data shaping lives here so the server only wires MCP to these functions.
+Inputs are validated; bad ones raise ``EngineError`` subclasses whose text
+lists the valid values. Responses omit anything the caller already knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .capabilities import match
+from .catalog import Catalog, get_catalog
+from .errors import InvalidQueryError
+from .results import Match
+from .text import validate_query
+
+MAX_AGENTS = 10
+_RECORD_FIELDS = ("name", "category", "available", "tier", "maturityLevel", "description", "terminology")
+
+
+def _match_info(result: Match) -> dict:
+    """How a capability query was resolved: always shown, so a caller can judge it."""
+    info = {
+        "query": result.query,
+        "resolvedTo": result.name,
+        "method": result.method,
+        "matchConfidence": result.confidence,
+    }
+    if result.ambiguous:
+        info["ambiguous"] = True
+    return info
+
+
+def _no_match(result: Match, catalog: Catalog, agent: str | None = None) -> dict:
+    """A truthful 'not in the catalog' answer with the nearest names and a next step."""
+    scope = f" for {agent}" if agent else ""
+    return {
+        "match": _match_info(result),
+        "nearest": [{"name": c.name, "matchConfidence": c.confidence} for c in result.candidates],
+        "note": (
+            f"No catalog capability matches '{result.query}'. The catalog has "
+            f"{len(catalog.capabilities)} capabilities; if a nearest name fits, call again with it, "
+            f"or call list_capabilities{scope} to see them all. Do not infer support from this catalog."
+        ),
+    }
+
+
+def _resolve_capability(capability: object) -> tuple[Match, bool]:
+    """Match the capability text; second item is True when something was found."""
+    text = validate_query(capability, field="capability")
+    result = match(text, k=3)
+    return result, result.name is not None
+
+
+def _agents(agents: object, catalog: Catalog) -> list[str]:
+    if agents is None:
+        return catalog.agent_ids
+    if isinstance(agents, str):
+        agents = [agents]
+    if not isinstance(agents, Iterable) or isinstance(agents, dict):
+        raise InvalidQueryError(f"agents must be a list of agent ids; valid ids: {', '.join(catalog.agent_ids)}")
+    agents = list(agents)
+    if not agents:
+        return catalog.agent_ids
+    if len(agents) > MAX_AGENTS:
+        raise InvalidQueryError(f"agents lists {len(agents)} entries; at most {MAX_AGENTS} are accepted")
+    return list(dict.fromkeys(_agent_id(a, catalog) for a in agents))
+
+
+def _agent_id(agent: object, catalog: Catalog) -> str:
+    text = validate_query(agent, field="agent")
+    return catalog.agent(text).id
+
+
+def lookup(agent: str, capability: str) -> dict:
+    """Everything about one agent's capability: facts, setup notes, sources, and how it matched."""
+    catalog = get_catalog()
+    agent_id = _agent_id(agent, catalog)
+    result, found = _resolve_capability(capability)
+    if not found:
+        return {"agent": agent_id, "capability": None, **_no_match(result, catalog, agent_id)}
+    record = catalog.agents[agent_id].record(result.name)
+    body = {key: record[key] for key in _RECORD_FIELDS if key in record}
+    for key in ("alternative", "implementationNotes", "sources"):
+        if record.get(key):
+            body[key] = record[key]
+    answer = {"agent": agent_id, "capability": body, "match": _match_info(result)}
+    if result.ambiguous:
+        answer["alternatives"] = [
+            {
+                "name": c.name,
+                "matchConfidence": c.confidence,
+                "available": catalog.agents[agent_id].records[c.name]["available"],
+            }
+            for c in result.candidates[1:]
+        ]
+    return answer
+
+
+def compare(capability: str, agents: list[str] | None = None) -> dict:
+    """One capability across agents; agents without it appear as ``{agent, available: false}``."""
+    catalog = get_catalog()
+    agent_ids = _agents(agents, catalog)
+    result, found = _resolve_capability(capability)
+    if not found:
+        return {"capability": None, **_no_match(result, catalog)}
+    rows = []
+    for agent_id in agent_ids:
+        record = catalog.agents[agent_id].records[result.name]
+        if not record["available"]:
+            rows.append({"agent": agent_id, "available": False})
+            continue
+        notes = record.get("implementationNotes", {})
+        row = {
+            "agent": agent_id,
+            "available": True,
+            "tier": record["tier"],
+            "maturityLevel": record["maturityLevel"],
+        }
+        if record.get("terminology"):
+            row["terminology"] = record["terminology"]
+        row["implementationNotes"] = {k: notes[k] for k in ("setup", "startUrl") if k in notes}
+        rows.append(row)
+    answer = {"capability": result.name, "match": _match_info(result), "comparison": rows}
+    if result.ambiguous:
+        answer["alternatives"] = [{"name": c.name, "matchConfidence": c.confidence} for c in result.candidates[1:]]
+    return answer
+
+
+def list_capabilities(agent: str | None = None, category: str | None = None) -> dict:
+    """Compact list by agent and/or category: name, category, tier, available. No setup notes."""
+    catalog = get_catalog()
+    if agent is None and category is None:
+        raise InvalidQueryError(
+            "list_capabilities needs agent or category (or both). "
+            f"Agents: {', '.join(catalog.agent_ids)}. Categories: {', '.join(catalog.categories)}."
+        )
+    agent_ids = [_agent_id(agent, catalog)] if agent is not None else catalog.agent_ids
+    cat = catalog.category(validate_query(category, field="category")) if category is not None else None
+    names = [c.name for c in catalog.capabilities if cat is None or c.category == cat]
+    answer: dict = {}
+    if agent is not None:
+        answer["agent"] = agent_ids[0]
+    if cat is not None:
+        answer["category"] = cat
+    items = []
+    for agent_id in agent_ids:
+        for name in names:
+            record = catalog.agents[agent_id].records[name]
+            item = {} if agent is not None else {"agent": agent_id}
+            item["name"] = name
+            if cat is None:
+                item["category"] = record["category"]
+            item["tier"] = record["tier"]
+            item["available"] = record["available"]
+            items.append(item)
+    answer["capabilities"] = items
+    return answer
+
+
+def get_sources(agent: str | None = None, capability: str | None = None) -> dict:
+    """Source citations (url, description, verifiedDate, status) by agent and/or capability."""
+    catalog = get_catalog()
+    if agent is None and capability is None:
+        raise InvalidQueryError(
+            "get_sources needs agent or capability (or both). "
+            f"Agents: {', '.join(catalog.agent_ids)}; capability is any capability name or description."
+        )
+    agent_ids = [_agent_id(agent, catalog)] if agent is not None else catalog.agent_ids
+    if capability is None:
+        # Whole agent: group by URL, since many records cite the same page.
+        agent_obj = catalog.agents[agent_ids[0]]
+        by_url: dict[str, dict] = {}
+        for name, record in agent_obj.records.items():
+            for src in record["sources"]:
+                entry = by_url.setdefault(src["url"], {**src, "capabilities": []})
+                entry["capabilities"].append(name)
+        return {"agent": agent_obj.id, "docsUrl": agent_obj.docs_url, "sources": list(by_url.values())}
+    result, found = _resolve_capability(capability)
+    if not found:
+        return {"capability": None, **_no_match(result, catalog, agent_ids[0] if agent else None)}
+    if agent is not None:
+        record = catalog.agents[agent_ids[0]].records[result.name]
+        return {
+            "agent": agent_ids[0],
+            "capability": result.name,
+            "match": _match_info(result),
+            "sources": record["sources"],
+        }
+    return {
+        "capability": result.name,
+        "match": _match_info(result),
+        "sources": {a: catalog.agents[a].records[result.name]["sources"] for a in agent_ids},
+    }

@@ -1,0 +1,5 @@
+"""Run the MCP server: ``python -m server``."""
+
+from . import main
+
+raise SystemExit(main())
