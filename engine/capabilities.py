@@ -18,10 +18,26 @@ VECTOR_FILE = "capability-vectors.json"
 
 def capability_records(catalog: Catalog) -> list[Record]:
     """One record per canonical capability: agent-neutral summary, aliases and agents' own terms."""
-    return [
-        Record(cap.id, cap.name, cap.summary, tuple(dict.fromkeys([*cap.aliases, *cap.terms])))
-        for cap in catalog.capabilities
-    ]
+    records = []
+    for cap in catalog.capabilities:
+        texts, keywords = list(cap.examples), []
+        for agent in catalog.agents.values():
+            rec = agent.records[cap.name]
+            if rec["available"]:
+                texts.append(rec["description"])
+                notes = rec.get("implementationNotes", {})
+                keywords.extend(notes.get(key, "") for key in ("setup", "configFile"))
+        records.append(
+            Record(
+                cap.id,
+                cap.name,
+                cap.summary,
+                aliases=tuple(dict.fromkeys([*cap.aliases, *cap.terms])),
+                texts=tuple(dict.fromkeys(texts)),
+                keywords=tuple(k for k in keywords if k),
+            )
+        )
+    return records
 
 
 _INDEX_LOCK = threading.Lock()
@@ -43,7 +59,8 @@ def capability_index() -> Index:
 def _agent_pattern(catalog: Catalog) -> re.Pattern:
     names = {n.casefold() for a in catalog.agents.values() for n in (a.id, a.display_name, *a.aliases)}
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?:{alternatives})(?:'s)?(?!\w)", re.IGNORECASE)
+    # Not inside file names, flags or ids: CLAUDE.md, claude-code-action, gemini-cli's flags stay.
+    return re.compile(rf"(?<![\w./-])(?:{alternatives})(?:'s)?(?![\w-]|\.\w)", re.IGNORECASE)
 
 
 def strip_agents(query: str, catalog: Catalog | None = None) -> str:

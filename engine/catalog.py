@@ -28,6 +28,7 @@ class Capability:
     name: str
     category: str
     summary: str
+    examples: tuple[str, ...] = ()  # how users phrase it, for semantic matching
     aliases: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()  # agents' own words for it ("Google Search grounding")
 
@@ -167,6 +168,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
             name=entry["name"],
             category=entry["category"],
             summary=entry["summary"],
+            examples=tuple(entry.get("examples", ())),
         )
     aliases: dict[str, str] = alias_doc.get("aliases", {})
     bad = sorted(f"'{a}' -> '{n}'" for a, n in aliases.items() if n not in canon)
@@ -209,6 +211,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
             name=cap.name,
             category=cap.category,
             summary=cap.summary,
+            examples=cap.examples,
             aliases=tuple(by_name[cap.name]),
             terms=tuple(dict.fromkeys(terms[cap.name])),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,12 +21,14 @@ import numpy as np
 
 from .encoder import Encoder, EncoderUnavailableError
 from .errors import InvalidQueryError
-from .lexical import LexicalIndex, stem, stems
+from .lexical import LexicalIndex, stem
 from .results import Candidate, Match
 from .store import Entry, VectorStore, content_hash, load_store
 from .text import content_tokens, squash, tokens, validate_query
 
 log = logging.getLogger("engine")
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 
 @dataclass(frozen=True)
@@ -36,13 +39,18 @@ class Record:
     name: str
     description: str = ""
     aliases: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()  # more descriptions in other words; matched like aliases
+    keywords: tuple[str, ...] = ()  # words that count for lexical matching only
 
 
 @dataclass(frozen=True)
 class Tuning:
     """Scoring constants; defaults measured with ``build_scripts/evaluate.py``."""
 
-    lexical_weight: float = 0.15  # fused = best cosine + weight * lexical coverage
+    lexical_weight: float = 0.15  # fused = semantic score + weight * lexical coverage
+    name_weight: float = 0.5  # weight of the bare name in the description blend
+    alias_scale: float = 0.9  # aliases and texts are short: discount their cosine a little
+    second_weight: float = 0.3  # share of the runner-up channel in the fused score
     threshold: float = 0.52  # fused score below this -> abstain
     lexical_threshold: float = 0.6  # lexical-only score needed to answer
     ambiguity_margin: float = 0.02  # runner-up this close to the winner -> ambiguous
@@ -55,13 +63,27 @@ def humanize(name: str) -> str:
     return " ".join(name.replace("_", " ").replace("-", " ").split())
 
 
+def first_sentence(text: str) -> str:
+    """The opening sentence of a description: usually the part that says what the record does."""
+    match = _SENTENCE_END.search(text)
+    return text[: match.start() + 1].strip() if match else text.strip()
+
+
 def record_entries(record: Record) -> list[Entry]:
-    """The texts embedded for one record, without repeats."""
+    """The texts embedded for one record, without repeats.
+
+    "name", "description" (name: full description), "first" (name: first
+    sentence, when the description has more than one) and one "alias" each.
+    """
     name = humanize(record.name)
     texts = [("name", name)]
     if record.description:
         texts.append(("description", f"{name}: {record.description}"))
+        first = first_sentence(record.description)
+        if first != record.description.strip():
+            texts.append(("first", f"{name}: {first}"))
     texts.extend(("alias", alias) for alias in record.aliases)
+    texts.extend(("text", text) for text in record.texts)
     seen: set[str] = set()
     entries = []
     for kind, text in texts:
@@ -103,11 +125,42 @@ def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
 
 @dataclass
 class _Semantic:
-    """Embedded entries: the matrix and, per row, the index of the record it belongs to."""
+    """Embedded entries: the matrix, and per row its record's position and its kind."""
 
     matrix: np.ndarray
     owners: np.ndarray
+    kinds: np.ndarray
     wordpieces: set[str] = field(default_factory=set)
+
+    def record_scores(self, query_vector: np.ndarray, n_records: int, tune: Tuning) -> np.ndarray:
+        """Per record, fuse three channels: the description blend, the best alias, the best text.
+
+        The blend averages cosine with "name: description", with "name: first
+        sentence" and, at ``tune.name_weight``, with the bare name, so neither a
+        long description nor a terse name decides alone. Aliases and extra texts
+        are alternative wordings: the best one of each counts. The fused score
+        is the best channel plus ``tune.second_weight`` of the runner-up
+        (normalised), so agreement between channels breaks ties. A record
+        without aliases or texts falls back to its blend for those channels,
+        which keeps scores comparable across catalogs.
+        """
+        sims = self.matrix @ query_vector
+        per_kind = {}
+        for kind in ("name", "description", "first", "alias", "text"):
+            best = np.full(n_records, np.nan, dtype=np.float32)
+            rows = self.kinds == kind
+            if rows.any():
+                best[self.owners[rows]] = -1.0
+                np.maximum.at(best, self.owners[rows], sims[rows])
+            per_kind[kind] = best
+        name = per_kind["name"]
+        desc = np.where(np.isnan(per_kind["description"]), name, per_kind["description"])
+        first = np.where(np.isnan(per_kind["first"]), desc, per_kind["first"])
+        blend = (desc + first + tune.name_weight * name) / (2 + tune.name_weight)
+        alias = np.where(np.isnan(per_kind["alias"]), blend, tune.alias_scale * per_kind["alias"])
+        text = np.where(np.isnan(per_kind["text"]), blend, tune.alias_scale * per_kind["text"])
+        channels = np.sort(np.stack([blend, alias, text]), axis=0)
+        return (channels[-1] + tune.second_weight * channels[-2]) / (1 + tune.second_weight)
 
 
 class Index:
@@ -146,9 +199,13 @@ class Index:
                 key = squash(alias)
                 if key and key not in self._exact:
                     self._alias.setdefault(key, i)
-        self.lexical = LexicalIndex(
-            [stems(" ".join([humanize(r.name), r.description, *r.aliases])) for r in records]
-        )
+        documents, surface = [], {}
+        for r in records:
+            words = content_tokens(" ".join([humanize(r.name), r.description, *r.aliases, *r.keywords]))
+            for word in words:
+                surface.setdefault(stem(word), word)
+            documents.append([stem(word) for word in words])
+        self.lexical = LexicalIndex(documents, surface)
 
     @classmethod
     def from_records(
@@ -231,8 +288,8 @@ class Index:
                     rows[i] = vector
             matrix = np.vstack(rows).astype(np.float32)
         owners = np.array([self._position[e.id] for e in self.entries])
-        vocab = encoder.vocabulary()
-        return _Semantic(matrix=matrix, owners=owners, wordpieces=vocab)
+        kinds = np.array([e.kind for e in self.entries])
+        return _Semantic(matrix=matrix, owners=owners, kinds=kinds, wordpieces=encoder.vocabulary())
 
     def warm(self) -> bool:
         """Load the encoder and vectors now; True when semantic matching is available."""
@@ -264,10 +321,10 @@ class Index:
                 continue
             guess = self.lexical.correct(stem(word))
             if guess:
-                fixed[word] = guess
+                fixed[word] = self.lexical.surface.get(guess, guess)
         if fixed:
             text = " ".join(fixed.get(word, word) for word in words)
-        terms = [fixed.get(w, stem(w)) for w in content_tokens(text)]
+        terms = [stem(w) for w in content_tokens(text)]
         return text, terms
 
     def _rank(self, text: str, k: int) -> Match:
@@ -277,16 +334,19 @@ class Index:
         coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
         if sem is not None:
             query_vector = (self.encoder or default_encoder()).encode([corrected])[0]
-            sims = sem.matrix @ query_vector
-            best = np.full(len(self.records), -1.0, dtype=np.float32)
-            np.maximum.at(best, sem.owners, sims)
+            best = sem.record_scores(query_vector, len(self.records), tune)
             scores = best + tune.lexical_weight * coverage
             threshold, method = tune.threshold, "semantic"
         else:
             scores, threshold, method = coverage, tune.lexical_threshold, "lexical"
         order = np.argsort(-scores, kind="stable")[:k]
         candidates = [
-            Candidate(self.records[i].id, self.records[i].name, self._confidence(scores[i], threshold))
+            Candidate(
+                self.records[i].id,
+                self.records[i].name,
+                self._confidence(scores[i], threshold),
+                round(float(scores[i]), 4),
+            )
             for i in order
         ]
         top = float(scores[order[0]])

@@ -31,29 +31,38 @@ def stems(text: str) -> list[str]:
 class LexicalIndex:
     """idf-weighted term coverage of each record's combined text."""
 
-    def __init__(self, documents: list[list[str]]) -> None:
+    def __init__(self, documents: list[list[str]], surface: dict[str, str] | None = None) -> None:
         self.docs = [set(doc) for doc in documents]
+        self.surface = surface or {}  # stem -> a real word with that stem, for re-embedding
         counts = Counter(term for doc in self.docs for term in doc)
+        self.df = counts
         n = len(self.docs)
         self.idf = {term: math.log(1 + n / df) for term, df in counts.items()}
         self.unknown_idf = math.log(1 + n)
         self.vocabulary = set(counts)
 
     def correct(self, term: str) -> str | None:
-        """The catalog term one or two typos away from ``term``, if exactly one is nearest."""
+        """The catalog term one or two typos away from ``term``, or None if none or unclear.
+
+        Ties are broken by equal length (a swap or a replaced letter is likelier
+        than a dropped one), then by how common the term is in the catalog.
+        """
         if term in self.vocabulary or len(term) < 4:
             return None
         limit = 1 if len(term) < 7 else 2
-        best, best_distance, tie = None, limit + 1, False
+        found: list[tuple[int, int, int, str]] = []
         for known in self.vocabulary:
             if abs(len(known) - len(term)) > limit:
                 continue
             distance = edit_distance(term, known, limit)
-            if distance < best_distance:
-                best, best_distance, tie = known, distance, False
-            elif distance == best_distance:
-                tie = True
-        return None if tie else best
+            if distance <= limit:
+                found.append((distance, len(known) != len(term), -self.df[known], known))
+        if not found:
+            return None
+        found.sort()
+        if len(found) > 1 and found[0][:3] == found[1][:3]:
+            return None
+        return found[0][3]
 
     def scores(self, terms: list[str]) -> list[float]:
         """Coverage of ``terms`` by each document, 0..1."""

@@ -14,6 +14,7 @@ class Candidate:
     id: str
     name: str
     confidence: float
+    score: float | None = None  # raw fused score (semantic/lexical paths), for calibration
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
