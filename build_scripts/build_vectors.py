@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.capabilities import VECTOR_FILE, capability_records  # noqa: E402
 from engine.catalog import get_catalog  # noqa: E402
-from engine.index import coerce_records, record_entries  # noqa: E402
+from engine.index import Index, coerce_records  # noqa: E402
 from engine.store import dump_store  # noqa: E402
 
 
@@ -64,8 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "vectors" / VECTOR_FILE)
     args = parser.parse_args(argv)
 
-    records = read_records(args.catalog) if args.catalog else capability_records(get_catalog())
-    entries = [entry for rec in records for entry in record_entries(rec)]
+    if args.catalog:
+        index = Index(read_records(args.catalog), semantic=False)
+    else:
+        catalog = get_catalog()
+        index = Index(capability_records(catalog), semantic=False, out_of_scope=catalog.out_of_scope)
+    records, entries = index.records, index.entries
     started = time.perf_counter()
     print(f"embedding {len(entries)} texts for {len(records)} records ...", file=sys.stderr)
     model = load_model()

@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         encoders.append((f"v2 {name}", Encoder(directory)))
 
     queries = json.loads(EVAL_SET.read_text())["queries"]
-    records = capability_records(get_catalog())
+    catalog = get_catalog()
+    records = capability_records(catalog)
     store = vectors_dir() / VECTOR_FILE
     peer, golden = peer_records()
     out: dict = {"own": {}, "peer": {}}
@@ -129,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     variants = [("v1 alias+lexical", None)] + encoders
     for label, encoder in variants:
         semantic = encoder is not None
-        own_index = Index.from_records(records, vectors=store, encoder=encoder, semantic=semantic)
+        own_index = Index.from_records(
+            records, vectors=store, encoder=encoder, semantic=semantic, out_of_scope=catalog.out_of_scope
+        )
         peer_index = Index.from_records(peer, encoder=encoder, semantic=semantic)
         started = time.perf_counter()
         out["own"][label] = own_metrics(own_index, queries)

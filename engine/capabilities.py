@@ -46,7 +46,11 @@ _INDEX_LOCK = threading.Lock()
 @cache
 def _capability_index() -> Index:
     catalog = get_catalog()
-    return Index.from_records(capability_records(catalog), vectors=vectors_dir() / VECTOR_FILE)
+    return Index.from_records(
+        capability_records(catalog),
+        vectors=vectors_dir() / VECTOR_FILE,
+        out_of_scope=catalog.out_of_scope,
+    )
 
 
 def capability_index() -> Index:

@@ -56,6 +56,7 @@ class Catalog:
     agents: dict[str, Agent]
     capabilities: tuple[Capability, ...]
     aliases: dict[str, str]  # alias -> canonical name, as written in aliases.json
+    out_of_scope: tuple[str, ...] = ()  # topics the catalog does not answer, for abstaining
 
     @property
     def agent_ids(self) -> list[str]:
@@ -217,7 +218,12 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
         )
         for cap in canon.values()
     )
-    return Catalog(agents=agents, capabilities=capabilities, aliases=aliases)
+    return Catalog(
+        agents=agents,
+        capabilities=capabilities,
+        aliases=aliases,
+        out_of_scope=tuple(canon_doc.get("outOfScope", ())),
+    )
 
 
 @cache

@@ -13,7 +13,7 @@ import logging
 import math
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from .errors import InvalidQueryError
 from .lexical import LexicalIndex, stem
 from .results import Candidate, Match
 from .store import Entry, VectorStore, content_hash, load_store
-from .text import content_tokens, squash, tokens, validate_query
+from .text import content_tokens, light, squash, tokens, validate_query
 
 log = logging.getLogger("engine")
 
@@ -51,7 +51,8 @@ class Tuning:
     name_weight: float = 0.5  # weight of the bare name in the description blend
     alias_scale: float = 0.9  # aliases and texts are short: discount their cosine a little
     second_weight: float = 0.3  # share of the runner-up channel in the fused score
-    threshold: float = 0.52  # fused score below this -> abstain
+    threshold: float = 0.40  # fused score below this -> abstain
+    off_topic_margin: float = 0.0  # out-of-scope cosine >= top score + this -> abstain
     lexical_threshold: float = 0.6  # lexical-only score needed to answer
     ambiguity_margin: float = 0.02  # runner-up this close to the winner -> ambiguous
     spread: float = 0.06  # logistic width turning a score into a confidence
@@ -132,6 +133,11 @@ class _Semantic:
     kinds: np.ndarray
     wordpieces: set[str] = field(default_factory=set)
 
+    def off_topic(self, query_vector: np.ndarray) -> float:
+        """Best cosine with the index's out-of-scope topics (-1 when it has none)."""
+        rows = self.kinds == "negative"
+        return float((self.matrix[rows] @ query_vector).max()) if rows.any() else -1.0
+
     def record_scores(self, query_vector: np.ndarray, n_records: int, tune: Tuning) -> np.ndarray:
         """Per record, fuse three channels: the description blend, the best alias, the best text.
 
@@ -175,6 +181,7 @@ class Index:
         semantic: bool = True,
         tuning: Tuning | None = None,
         store_problem: str | None = None,
+        out_of_scope: Sequence[str] = (),
     ) -> None:
         self.records = records
         self.tuning = tuning or Tuning()
@@ -186,19 +193,24 @@ class Index:
         self._semantic_failed = False
         self._lock = threading.Lock()
         self.entries = [entry for rec in records for entry in record_entries(rec)]
+        self.entries += [Entry("", "negative", text) for text in dict.fromkeys(out_of_scope)]
         self._position = {rec.id: i for i, rec in enumerate(records)}
 
+        # Two keys per name: one that keeps symbols ('--debug' is not 'debug'),
+        # then one without any separators ('sub agents' is 'Sub-agents').
         self._exact: dict[str, int] = {}
         self._alias: dict[str, int] = {}
-        for i, rec in enumerate(records):
-            for key in {squash(rec.name), squash(rec.id)}:
-                if key:
-                    self._exact.setdefault(key, i)
-        for i, rec in enumerate(records):
-            for alias in rec.aliases:
-                key = squash(alias)
-                if key and key not in self._exact:
-                    self._alias.setdefault(key, i)
+        for keyer in (light, squash):
+            for i, rec in enumerate(records):
+                for key in (keyer(rec.name), keyer(rec.id)):
+                    if key:
+                        self._exact.setdefault(key, i)
+        for keyer in (light, squash):
+            for i, rec in enumerate(records):
+                for alias in rec.aliases:
+                    key = keyer(alias)
+                    if key and key not in self._exact:
+                        self._alias.setdefault(key, i)
         documents, surface = [], {}
         for r in records:
             words = content_tokens(" ".join([humanize(r.name), r.description, *r.aliases, *r.keywords]))
@@ -216,12 +228,15 @@ class Index:
         encoder: Encoder | None = None,
         semantic: bool = True,
         tuning: Tuning | None = None,
+        out_of_scope: Sequence[str] = (),
     ) -> Index:
         """Index any records; embeds them with the runtime encoder unless ``vectors`` has them.
 
         ``vectors`` is a ``VectorStore`` or the path of one written by
         ``build_scripts/build_vectors.py``. A missing, unreadable or stale store
         is not an error: what it lacks is embedded on first use, with one warning.
+        ``out_of_scope`` lists topics the records do not cover ("pricing and
+        plans"); a query closer to one of them than to any record gets no match.
         """
         problem = None
         store = None
@@ -241,6 +256,7 @@ class Index:
             semantic=semantic,
             tuning=tuning,
             store_problem=problem,
+            out_of_scope=out_of_scope,
         )
 
     # -- semantic state -------------------------------------------------
@@ -287,7 +303,7 @@ class Index:
                 for i, vector in zip(todo, fresh, strict=True):
                     rows[i] = vector
             matrix = np.vstack(rows).astype(np.float32)
-        owners = np.array([self._position[e.id] for e in self.entries])
+        owners = np.array([self._position.get(e.id, -1) for e in self.entries])
         kinds = np.array([e.kind for e in self.entries])
         return _Semantic(matrix=matrix, owners=owners, kinds=kinds, wordpieces=encoder.vocabulary())
 
@@ -302,14 +318,15 @@ class Index:
         text = validate_query(query)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise InvalidQueryError(f"k must be a positive integer, got {k!r}")
-        key = squash(text)
-        if key in self._exact:
-            rec = self.records[self._exact[key]]
-            return Match(text, rec.name, rec.id, 1.0, "exact", [Candidate(rec.id, rec.name, 1.0)])
-        if key in self._alias:
-            rec = self.records[self._alias[key]]
-            conf = self.tuning.alias_confidence
-            return Match(text, rec.name, rec.id, conf, "alias", [Candidate(rec.id, rec.name, conf)])
+        for key in (light(text), squash(text)):
+            if key in self._exact:
+                rec = self.records[self._exact[key]]
+                return Match(text, rec.name, rec.id, 1.0, "exact", [Candidate(rec.id, rec.name, 1.0)])
+        for key in (light(text), squash(text)):
+            if key in self._alias:
+                rec = self.records[self._alias[key]]
+                conf = self.tuning.alias_confidence
+                return Match(text, rec.name, rec.id, conf, "alias", [Candidate(rec.id, rec.name, conf)])
         return self._rank(text, k)
 
     def _query_terms(self, text: str, wordpieces: set[str]) -> tuple[str, list[str]]:
@@ -337,8 +354,10 @@ class Index:
             best = sem.record_scores(query_vector, len(self.records), tune)
             scores = best + tune.lexical_weight * coverage
             threshold, method = tune.threshold, "semantic"
+            off_topic = sem.off_topic(query_vector)
         else:
             scores, threshold, method = coverage, tune.lexical_threshold, "lexical"
+            off_topic = -1.0
         order = np.argsort(-scores, kind="stable")[:k]
         candidates = [
             Candidate(
@@ -350,6 +369,9 @@ class Index:
             for i in order
         ]
         top = float(scores[order[0]])
+        if sem is not None and off_topic >= float(best[order[0]]) + tune.off_topic_margin:
+            # Closer to a topic the catalog says it does not cover than to any record.
+            return Match(text, None, None, min(candidates[0].confidence, 0.5), "none", candidates, False)
         ambiguous = len(order) > 1 and float(scores[order[1]]) >= top - tune.ambiguity_margin
         if top < threshold and sem is not None and float(coverage.max()) >= tune.lexical_threshold:
             # The embedding is unsure but the wording clearly names a record.

@@ -50,6 +50,11 @@ def fold(text: str) -> str:
     return _NON_WORD.sub(" ", text.casefold()).strip()
 
 
+def light(text: str) -> str:
+    """Key that keeps symbols: '--debug', '/compact' and '#fetch' stay distinct from 'debug'."""
+    return " ".join(text.casefold().split()).rstrip("?!. ")
+
+
 def squash(text: str) -> str:
     """Key with every separator removed: 'Sub-agents' and 'subagents' both -> 'subagents'."""
     return fold(text).replace(" ", "")
