@@ -76,8 +76,13 @@ def peer_records() -> tuple[list[dict], list[dict]]:
 
 
 def peer_metrics(index: Index, golden: list[dict]) -> dict:
-    """R@k = the primary (relevance 2) tool within the top k; MRR by first relevant tool;
-    nDCG@10 with graded relevance; also mcpproxy's fractional recall@k for comparison."""
+    """Score the peer queries.
+
+    R@k: the primary (relevance 2) tool is within the top k. MRR: by the first
+    relevant tool. nDCG@10 with graded relevance. fracR@k: mcpproxy's own
+    recall (share of all labelled tools in the top k), to compare with its
+    published baseline.
+    """
     ks = (1, 3, 5, 10)
     hit = dict.fromkeys(ks, 0.0)
     frac = dict.fromkeys(ks, 0.0)
@@ -150,10 +155,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     sys.stdout.write(f"\nPeer benchmark (mcpproxy, {len(golden)} queries over {len(peer)} tools)\n")
     sys.stdout.write(
-        f"{'variant':28} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6} {'nDCG10':>6} {'fracR@1':>7} {'fracR@5':>7}\n"
+        f"{'variant':28} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6} {'nDCG10':>6} "
+        f"{'fracR@1':>7} {'fracR@5':>7}\n"
     )
-    sys.stdout.write(f"{'mcpproxy BM25 (published)':28} {'':>6} {'':>6} {'':>6} {0.568:6.3f} {0.609:6.3f} "
-                     f"{0.418:7.3f} {0.681:7.3f}\n")
+    sys.stdout.write(
+        f"{'mcpproxy BM25 (published)':28} {'':>6} {'':>6} {'':>6} {0.568:6.3f} {0.609:6.3f} "
+        f"{0.418:7.3f} {0.681:7.3f}\n"
+    )
     for label, m in out["peer"].items():
         sys.stdout.write(
             f"{label:28} {m['R@1']:6.3f} {m['R@3']:6.3f} {m['R@5']:6.3f} {m['MRR']:6.3f} "

@@ -1,10 +1,10 @@
 """agent-capabilities engine: a curated catalog of coding-agent capabilities and a matcher for it.
 
-    >>> import engine
-    >>> engine.match("does claude code support mcp?").name
-    'MCP Support'
-    >>> engine.resolve_agent("copilot in vs code")
-    'vscode-copilot'
+>>> import engine
+>>> engine.match("does claude code support mcp?").name
+'MCP Support'
+>>> engine.resolve_agent("copilot in vs code")
+'vscode-copilot'
 """
 
 from .capabilities import capability_index, capability_records, match, resolve_agent

@@ -59,7 +59,9 @@ def _agents(agents: object, catalog: Catalog) -> list[str]:
     if isinstance(agents, str):
         agents = [agents]
     if not isinstance(agents, Iterable) or isinstance(agents, dict):
-        raise InvalidQueryError(f"agents must be a list of agent ids; valid ids: {', '.join(catalog.agent_ids)}")
+        raise InvalidQueryError(
+            f"agents must be a list of agent ids; valid ids: {', '.join(catalog.agent_ids)}"
+        )
     agents = list(agents)
     if not agents:
         return catalog.agent_ids
@@ -124,7 +126,9 @@ def compare(capability: str, agents: list[str] | None = None) -> dict:
         rows.append(row)
     answer = {"capability": result.name, "match": _match_info(result), "comparison": rows}
     if result.ambiguous:
-        answer["alternatives"] = [{"name": c.name, "matchConfidence": c.confidence} for c in result.candidates[1:]]
+        answer["alternatives"] = [
+            {"name": c.name, "matchConfidence": c.confidence} for c in result.candidates[1:]
+        ]
     return answer
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import schema as schema_check
 from .errors import CatalogError, UnknownAgentError, UnknownCategoryError
-from .text import closest, fold, squash
+from .text import closest, fold, light, squash
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -78,6 +78,9 @@ class Catalog:
     def agent(self, text: str) -> Agent:
         """The agent named by ``text`` (id, display name or alias), or ``UnknownAgentError``."""
         agent_id = self.resolve_agent(text)
+        shared = self.agents_named(text) if agent_id is None else []
+        if shared:
+            raise UnknownAgentError(str(text), self.agent_ids, None, ambiguous=shared)
         if agent_id is None:
             options = [n for a in self.agents.values() for n in (a.id, a.display_name, *a.aliases)]
             near = closest(str(text), options)
@@ -86,13 +89,22 @@ class Catalog:
         return self.agents[agent_id]
 
     def resolve_agent(self, text: str) -> str | None:
-        """Agent id for an id, display name or alias ('claude', 'copilot in vscode')."""
+        """Agent id for an id, display name or alias ('claude', 'copilot in vscode').
+
+        None when unknown, and when the name fits several agents ('copilot').
+        """
+        ids = self.agents_named(text)
+        return ids[0] if len(ids) == 1 else None
+
+    def agents_named(self, text: str) -> list[str]:
+        """Every agent id a name could mean: one for most names, several for 'copilot'."""
         if not isinstance(text, str):
-            return None
-        key = squash(text)
-        if not key:
-            return None
-        return _agent_keys(self).get(key)
+            return []
+        light_keys, squash_keys = _agent_keys(self)
+        for key, table in ((light(text), light_keys), (squash(text), squash_keys)):
+            if key and key in table:
+                return table[key]
+        return []
 
     def category(self, text: str) -> str:
         """The canonical category named by ``text``, or ``UnknownCategoryError``."""
@@ -104,12 +116,18 @@ class Catalog:
 
 
 @cache
-def _agent_keys(catalog: Catalog) -> dict[str, str]:
-    keys: dict[str, str] = {}
+def _agent_keys(catalog: Catalog) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Name -> agent ids, keyed with symbols kept ('@github/copilot') and without."""
+    light_keys: dict[str, list[str]] = {}
+    squash_keys: dict[str, list[str]] = {}
     for agent in catalog.agents.values():
         for name in (agent.id, agent.display_name, *agent.aliases):
-            keys.setdefault(squash(name), agent.id)
-    return keys
+            for key, table in ((light(name), light_keys), (squash(name), squash_keys)):
+                ids = table.setdefault(key, [])
+                if agent.id not in ids:
+                    ids.append(agent.id)
+    # A symbol-free key shared by two agents only counts when the exact spelling says which.
+    return light_keys, squash_keys
 
 
 def slug(name: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -33,9 +34,10 @@ def _sha256(path: Path) -> str:
 class Encoder:
     """Embeds text exactly like sentence-transformers' all-MiniLM-L6-v2 (mean pool + L2)."""
 
-    def __init__(self, directory: Path | str | None = None, *, threads: int = 1) -> None:
+    def __init__(self, directory: Path | str | None = None, *, threads: int | None = None) -> None:
         self.directory = Path(directory) if directory else vectors_dir() / "encoder"
-        self.threads = threads
+        # Two intra-op threads halve single-query latency on a 2-core machine; more add little.
+        self.threads = threads or min(2, os.cpu_count() or 1)
         self._session = None
         self._tokenizer = None
         self._inputs: set[str] = set()
@@ -110,9 +112,16 @@ class Encoder:
             self._vocab = {w for w in self._tokenizer.get_vocab() if w.isalpha()}
         return self._vocab
 
-    def encode(self, texts: list[str], *, batch_size: int = 32) -> np.ndarray:
-        """Unit-length float32 embeddings, one row per text."""
+    def encode(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:
+        """Unit-length float32 embeddings, one row per text.
+
+        Quantised models embed one text at a time by default: dynamic int8
+        quantisation scales activations per batch, so a text's vector would
+        otherwise depend on what it was batched with.
+        """
         self.load()
+        if batch_size is None:
+            batch_size = 1 if self.variant.startswith("int8") else 32
         if not texts:
             return np.zeros((0, int(self.manifest.get("dimension", 384))), dtype=np.float32)
         rows = []

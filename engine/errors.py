@@ -18,12 +18,19 @@ class InvalidQueryError(EngineError, ValueError):
 class UnknownAgentError(EngineError, LookupError):
     """An agent name that resolves to none of the catalog's agents."""
 
-    def __init__(self, text: str, valid: list[str], closest: str | None) -> None:
+    def __init__(
+        self, text: str, valid: list[str], closest: str | None, *, ambiguous: list[str] | None = None
+    ) -> None:
         self.text = text
         self.valid = valid
         self.closest = closest
-        hint = f" Did you mean '{closest}'?" if closest else ""
-        super().__init__(f"Unknown agent '{text}'. Valid agents: {', '.join(valid)}.{hint}")
+        self.ambiguous = ambiguous or []
+        if self.ambiguous:
+            message = f"Agent '{text}' could mean {' or '.join(self.ambiguous)}; pass one of those ids."
+        else:
+            hint = f" Did you mean '{closest}'?" if closest else ""
+            message = f"Unknown agent '{text}'. Valid agents: {', '.join(valid)}.{hint}"
+        super().__init__(message)
 
 
 class UnknownCategoryError(EngineError, LookupError):

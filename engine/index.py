@@ -113,7 +113,9 @@ def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
                 )
             aliases = raw.get("aliases") or ()
             if isinstance(aliases, str) or not all(isinstance(a, str) for a in aliases):
-                raise InvalidQueryError(f"record {position} ('{raw['id']}'): aliases must be a list of strings")
+                raise InvalidQueryError(
+                    f"record {position} ('{raw['id']}'): aliases must be a list of strings"
+                )
             rec = Record(raw["id"], raw["name"], str(raw.get("description") or ""), tuple(aliases))
         if rec.id in seen:
             raise InvalidQueryError(f"record id '{rec.id}' appears twice; ids must be unique")
@@ -280,7 +282,8 @@ class Index:
         encoder.load()
         known: dict[tuple[str, str, str], np.ndarray] = {}
         if self._store is not None:
-            if self._store.content_hash == content_hash(self.entries):
+            # Compare what was embedded, not the file's own claim about it.
+            if content_hash(self._store.entries) == content_hash(self.entries):
                 matrix = self._store.matrix
             else:
                 known = self._store.lookup()
@@ -293,12 +296,14 @@ class Index:
             if todo:
                 if self._store is not None:
                     log.warning(
-                        "vector store is stale (%d of %d texts changed); embedding them with the ONNX encoder",
+                        "vector store is stale (%d of %d texts changed); embedding them with the ONNX encoder",  # noqa: E501
                         len(todo),
                         len(rows),
                     )
                 elif self._store_problem:
-                    log.warning("%s; embedding %d texts with the ONNX encoder", self._store_problem, len(todo))
+                    log.warning(
+                        "%s; embedding %d texts with the ONNX encoder", self._store_problem, len(todo)
+                    )
                 fresh = encoder.encode([self.entries[i].text for i in todo])
                 for i, vector in zip(todo, fresh, strict=True):
                     rows[i] = vector
@@ -344,13 +349,15 @@ class Index:
         terms = [stem(w) for w in content_tokens(text)]
         return text, terms
 
-    def _rank(self, text: str, k: int) -> Match:
+    def _rank(self, text: str, k: int, query_vector: np.ndarray | None = None) -> Match:
+        """Semantic (or lexical-only) ranking; ``query_vector`` overrides the encoder (parity tests)."""
         tune = self.tuning
         sem = self._semantic()
         corrected, terms = self._query_terms(text, sem.wordpieces if sem else set())
         coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
         if sem is not None:
-            query_vector = (self.encoder or default_encoder()).encode([corrected])[0]
+            if query_vector is None:
+                query_vector = (self.encoder or default_encoder()).encode([corrected])[0]
             best = sem.record_scores(query_vector, len(self.records), tune)
             scores = best + tune.lexical_weight * coverage
             threshold, method = tune.threshold, "semantic"
@@ -382,7 +389,9 @@ class Index:
         if top < threshold:
             return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
         best_rec = self.records[order[0]]
-        return Match(text, best_rec.name, best_rec.id, candidates[0].confidence, method, candidates, ambiguous)
+        return Match(
+            text, best_rec.name, best_rec.id, candidates[0].confidence, method, candidates, ambiguous
+        )
 
     def _confidence(self, score: float, threshold: float) -> float:
         """Logistic map of a score: 0.5 at the abstain threshold, near 1 well above it."""

@@ -23,22 +23,24 @@ STOPWORDS = frozenset(
 )
 
 
+_EXAMPLES = {
+    "agent": "an agent id such as 'claude-code' or a name such as 'Claude Code'",
+    "category": "a category such as 'security' or 'customization'",
+}
+_DEFAULT_EXAMPLE = "a capability name or a few words, e.g. 'MCP support'"
+
+
 def validate_query(query: object, *, field: str = "query") -> str:
     """Return ``query`` stripped, or raise ``InvalidQueryError`` saying why it is unusable."""
+    example = _EXAMPLES.get(field, _DEFAULT_EXAMPLE)
     if not isinstance(query, str):
-        raise InvalidQueryError(
-            f"{field} must be a string, got {type(query).__name__}. "
-            "Pass the capability in words, e.g. 'MCP support'."
-        )
+        raise InvalidQueryError(f"{field} must be a string, got {type(query).__name__}. Pass {example}.")
     cleaned = _CONTROL.sub(" ", query).strip()
     if not cleaned:
-        raise InvalidQueryError(
-            f"{field} is empty. Pass a capability name or a few words, e.g. 'MCP support'."
-        )
+        raise InvalidQueryError(f"{field} is empty. Pass {example}.")
     if len(cleaned) > MAX_QUERY_CHARS:
         raise InvalidQueryError(
-            f"{field} is {len(cleaned)} characters long; the limit is {MAX_QUERY_CHARS}. "
-            "Pass a short capability name or question."
+            f"{field} is {len(cleaned)} characters long; the limit is {MAX_QUERY_CHARS}. Pass {example}."
         )
     return cleaned
 

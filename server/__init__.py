@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     token = os.environ.get(TOKEN_ENV) or None
     if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
         logging.getLogger("server").warning(
-            "serving on %s without %s set: anyone who can reach this port can call the tools", args.host, TOKEN_ENV
+            "serving on %s without %s set: anyone who can reach this port can call the tools",
+            args.host,
+            TOKEN_ENV,
         )
     app = http_app(server, host=args.host, port=args.port, token=token, allowed_hosts=args.allow_host)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower())

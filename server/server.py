@@ -25,12 +25,16 @@ from engine.errors import EngineError
 log = logging.getLogger("server")
 
 AGENT_IDS = "claude-code, copilot-cli, gemini-cli, vscode-copilot"
-READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False, idempotentHint=True, destructiveHint=False)
+READ_ONLY = ToolAnnotations(
+    readOnlyHint=True, openWorldHint=False, idempotentHint=True, destructiveHint=False
+)
 
 AgentArg = Annotated[str, Field(description=f"Agent id: {AGENT_IDS} (names like 'Claude Code' also work).")]
 CapabilityArg = Annotated[
     str,
-    Field(description="Capability in any words, e.g. 'MCP support', 'autocomplete', 'undo the agent's edits'."),
+    Field(
+        description="Capability in any words, e.g. 'MCP support', 'autocomplete', 'undo the agent's edits'."
+    ),
 ]
 
 
@@ -152,8 +156,10 @@ class BearerTokenMiddleware:
 
 def http_app(server: MCPServer, *, host: str, port: int, token: str | None, allowed_hosts: list[str]):
     """The streamable-HTTP ASGI app with Host/Origin checks and an optional bearer token."""
-    hosts = [f"{h}:{port}" for h in {host, "127.0.0.1", "localhost"}] + [f"{h}:*" for h in allowed_hosts]
-    origins = [f"http://{h}:{port}" for h in {host, "127.0.0.1", "localhost"}]
+    local = {host, "127.0.0.1", "localhost"}
+    names = sorted(f"[{h}]" if ":" in h else h for h in local)  # IPv6 hosts travel in brackets
+    hosts = [f"{h}:{port}" for h in names] + [f"{h}:*" for h in allowed_hosts]
+    origins = [f"http://{h}:{port}" for h in names]
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )

@@ -1,0 +1,53 @@
+"""Shared fixtures: project paths and helpers to build broken copies of the data."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def decode(vector: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(vector), dtype="<f4")
+
+
+@pytest.fixture(scope="session")
+def reference_vectors() -> dict:
+    doc = json.loads((FIXTURES / "st_reference_vectors.json").read_text())
+    return {
+        "texts": np.vstack([decode(v) for v in doc["texts"]]),
+        "evalQueries": np.vstack([decode(v) for v in doc["evalQueries"]]),
+    }
+
+
+@pytest.fixture(scope="session")
+def parity_texts() -> list[str]:
+    return json.loads((FIXTURES / "parity_texts.json").read_text())["texts"]
+
+
+@pytest.fixture(scope="session")
+def eval_queries() -> list[dict]:
+    return json.loads((FIXTURES / "eval_queries.json").read_text())["queries"]
+
+
+@pytest.fixture
+def data_copy(tmp_path: Path) -> Path:
+    """A writable copy of the packaged catalog data."""
+    target = tmp_path / "data"
+    shutil.copytree(ROOT / "engine" / "data", target)
+    return target
+
+
+@pytest.fixture
+def vectors_copy(tmp_path: Path) -> Path:
+    """A writable copy of vectors/ (encoder + store) to break in degraded-mode tests."""
+    target = tmp_path / "vectors"
+    shutil.copytree(ROOT / "vectors", target)
+    return target

@@ -1,0 +1,205 @@
+import json
+from urllib.parse import urlparse
+
+import jsonschema
+import pytest
+
+import engine
+import engine.answers
+from engine.catalog import DATA_DIR, load_catalog
+from engine.errors import CatalogError, UnknownAgentError, UnknownCategoryError
+
+CATALOG = engine.get_catalog()
+AGENTS = ["claude-code", "copilot-cli", "gemini-cli", "vscode-copilot"]
+CANONICAL = json.loads((DATA_DIR / "capabilities.json").read_text())["capabilities"]
+
+
+def all_records():
+    for agent in CATALOG.agents.values():
+        for name, record in agent.records.items():
+            yield agent.id, name, record
+
+
+def test_the_four_agents_are_in_the_catalog():
+    assert sorted(CATALOG.agents) == AGENTS
+
+
+def test_there_are_at_least_the_43_canonical_capabilities():
+    assert len(CANONICAL) >= 43
+    assert len({c["name"] for c in CANONICAL}) == len(CANONICAL)
+
+
+@pytest.mark.parametrize("agent_id", AGENTS)
+def test_every_agent_has_one_record_per_canonical_capability_with_boolean_available(agent_id):
+    raw = json.loads((DATA_DIR / "agents" / f"{agent_id}.json").read_text())
+    names = [r["name"] for r in raw["capabilities"]]
+    assert sorted(names) == sorted(c["name"] for c in CANONICAL)
+    assert all(isinstance(r["available"], bool) for r in raw["capabilities"])
+
+
+@pytest.mark.parametrize("agent_id", AGENTS)
+def test_agent_files_validate_against_the_schema_with_the_reference_validator(agent_id):
+    schema = json.loads((DATA_DIR / "schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    raw = json.loads((DATA_DIR / "agents" / f"{agent_id}.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(raw)
+
+
+def test_available_records_are_complete():
+    for agent_id, name, record in all_records():
+        if not record["available"]:
+            continue
+        where = f"{agent_id}/{name}"
+        assert record["description"].strip(), where
+        assert record["tier"] in {"free", "pro", "business", "enterprise"}, where
+        assert record["maturityLevel"] in {"experimental", "beta", "stable", "deprecated"}, where
+        notes = record["implementationNotes"]
+        assert notes["setup"].strip(), where
+        assert notes["startUrl"].startswith("https://"), where
+        assert record["sources"], where
+
+
+def test_unavailable_records_say_so_and_carry_no_tier():
+    unavailable = [(a, n, r) for a, n, r in all_records() if not r["available"]]
+    assert unavailable, "the catalog should record capabilities an agent lacks"
+    for agent_id, name, record in unavailable:
+        assert record["tier"] is None and record["maturityLevel"] is None, f"{agent_id}/{name}"
+        assert record["description"].strip(), f"{agent_id}/{name}"
+
+
+def test_every_url_is_https_with_a_host():
+    for agent_id, name, record in all_records():
+        urls = [s["url"] for s in record["sources"]]
+        if record.get("implementationNotes", {}).get("startUrl"):
+            urls.append(record["implementationNotes"]["startUrl"])
+        for url in urls:
+            parsed = urlparse(url)
+            assert parsed.scheme == "https" and parsed.netloc, f"{agent_id}/{name}: {url}"
+
+
+def test_sources_have_dates_and_status():
+    for agent_id, name, record in all_records():
+        for source in record["sources"]:
+            assert len(source["verifiedDate"]) == 10, f"{agent_id}/{name}"
+            assert source["status"] in {"active", "deprecated", "modified", "unknown"}
+
+
+def test_alias_table_averages_at_least_three_aliases_per_capability_and_covers_user_words():
+    aliases = CATALOG.aliases
+    assert len(aliases) >= 3 * len(CATALOG.capabilities)
+    for word, name in {
+        "autocomplete": "Code Completion",
+        "intellisense": "Code Completion",
+        "plugins": "Extension System",
+        "subagent": "Sub-agents",
+        "rules file": "Custom Instructions",
+        "mcp": "MCP Support",
+    }.items():
+        assert aliases[word] == name
+
+
+def test_every_capability_keeps_its_canonical_category():
+    categories = {c["name"]: c["category"] for c in CANONICAL}
+    for agent_id, name, record in all_records():
+        assert record["category"] == categories[name], f"{agent_id}/{name}"
+
+
+def test_a_broken_record_fails_loading_with_file_record_and_field(data_copy):
+    path = data_copy / "agents" / "gemini-cli.json"
+    raw = json.loads(path.read_text())
+    index = next(i for i, r in enumerate(raw["capabilities"]) if r["name"] == "MCP Support")
+    raw["capabilities"][index]["tier"] = "gold"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(data_copy)
+    message = str(err.value)
+    assert "gemini-cli.json" in message and "MCP Support" in message and "tier" in message
+    assert "'gold'" in message
+
+
+def test_a_missing_capability_record_fails_loading_and_names_it(data_copy):
+    path = data_copy / "agents" / "claude-code.json"
+    raw = json.loads(path.read_text())
+    raw["capabilities"] = [r for r in raw["capabilities"] if r["name"] != "Vision"]
+    path.write_text(json.dumps(raw))
+    with pytest.raises(CatalogError, match="Vision"):
+        load_catalog(data_copy)
+
+
+def test_an_available_record_without_setup_fails_loading(data_copy):
+    path = data_copy / "agents" / "copilot-cli.json"
+    raw = json.loads(path.read_text())
+    record = next(r for r in raw["capabilities"] if r["available"])
+    del record["implementationNotes"]["setup"]
+    path.write_text(json.dumps(raw))
+    with pytest.raises(CatalogError, match=r"implementationNotes\.setup"):
+        load_catalog(data_copy)
+
+
+def test_invalid_json_fails_loading_with_the_file_name(data_copy):
+    (data_copy / "agents" / "vscode-copilot.json").write_text("{not json")
+    with pytest.raises(CatalogError, match="vscode-copilot.json"):
+        load_catalog(data_copy)
+
+
+@pytest.mark.parametrize(
+    ("text", "agent_id"),
+    [
+        ("Claude", "claude-code"),
+        ("claude code", "claude-code"),
+        ("Claude-Code", "claude-code"),
+        ("GitHub Copilot CLI", "copilot-cli"),
+        ("copilot cli", "copilot-cli"),
+        ("copilot in vscode", "vscode-copilot"),
+        ("copilot in VS Code", "vscode-copilot"),
+        ("gemini", "gemini-cli"),
+        ("Gemini CLI", "gemini-cli"),
+    ],
+)
+def test_resolve_agent_accepts_names_and_aliases(text, agent_id):
+    assert engine.resolve_agent(text) == agent_id
+
+
+@pytest.mark.parametrize("text", ["", "   ", "cursor", "windsurf", 42, None])
+def test_resolve_agent_returns_none_for_unknown_or_invalid(text):
+    assert engine.resolve_agent(text) is None
+
+
+def test_unknown_agent_error_lists_valid_ids_and_the_closest():
+    with pytest.raises(UnknownAgentError) as err:
+        CATALOG.agent("gemni-cli")
+    assert err.value.closest == "gemini-cli"
+    for agent_id in AGENTS:
+        assert agent_id in str(err.value)
+
+
+def test_unknown_category_error_lists_valid_categories_and_the_closest():
+    with pytest.raises(UnknownCategoryError) as err:
+        CATALOG.category("securty")
+    assert err.value.closest == "security"
+    assert "customization" in str(err.value)
+
+
+def test_records_are_returned_as_copies():
+    record = CATALOG.agents["claude-code"].record("MCP Support")
+    record["available"] = "tampered"
+    assert CATALOG.agents["claude-code"].record("MCP Support")["available"] is True
+
+
+def test_names_with_symbols_do_not_collide_with_plain_names():
+    assert engine.resolve_agent("github copilot") == "vscode-copilot"
+    assert engine.resolve_agent("@github/copilot") == "copilot-cli"
+
+
+def test_a_name_shared_by_two_agents_is_ambiguous_and_the_error_names_both():
+    assert engine.resolve_agent("copilot") is None
+    with pytest.raises(UnknownAgentError) as err:
+        CATALOG.agent("copilot")
+    assert err.value.ambiguous == ["copilot-cli", "vscode-copilot"]
+    assert "copilot-cli or vscode-copilot" in str(err.value)
+
+
+def test_an_empty_agent_error_asks_for_an_agent_not_a_capability():
+    with pytest.raises(engine.InvalidQueryError) as err:
+        engine.answers.lookup("  ", "mcp")
+    assert "agent" in str(err.value) and "capability name" not in str(err.value)

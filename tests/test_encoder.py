@@ -1,0 +1,120 @@
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from engine import Encoder, EncoderUnavailableError
+from engine.capabilities import capability_index
+
+from .conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Encoder:
+    enc = Encoder()
+    enc.load()
+    return enc
+
+
+def test_manifest_describes_the_shipped_encoder(encoder):
+    manifest = encoder.manifest
+    assert manifest["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert manifest["pooling"] == "mean" and manifest["normalize"] is True
+    assert manifest["maxSeqLength"] == 256
+    assert set(manifest["files"]) >= {"tokenizer.json"}
+    assert any(name.endswith(".onnx") for name in manifest["files"])
+
+
+def test_embeddings_are_unit_length_384_dimensional(encoder):
+    vectors = encoder.encode(["hello world", "MCP support", ""])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_batching_does_not_change_vectors(encoder):
+    texts = ["short", "a somewhat longer sentence about checkpoints and rewinding edits", "x " * 300]
+    together = encoder.encode(texts)
+    alone = np.vstack([encoder.encode([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-4)
+
+
+def test_parity_with_sentence_transformers_on_varied_texts(encoder, parity_texts, reference_vectors):
+    assert len(parity_texts) >= 50
+    ours = encoder.encode(parity_texts)
+    cosine = (ours * reference_vectors["texts"]).sum(axis=1)
+    worst = int(np.argmin(cosine))
+    assert cosine.min() >= 0.99, f"cosine {cosine.min():.4f} for {parity_texts[worst][:60]!r}"
+
+
+def test_texts_over_256_tokens_are_truncated_like_sentence_transformers(
+    encoder, parity_texts, reference_vectors
+):
+    long_text = "word " * 300
+    index = parity_texts.index(long_text)
+    ours = encoder.encode([long_text, long_text + "extra words beyond the limit change nothing"])
+    assert float(ours[0] @ ours[1]) > 0.9999
+    assert float(ours[0] @ reference_vectors["texts"][index]) >= 0.99
+
+
+def test_pinned_first_dimensions_of_a_known_sentence(encoder, parity_texts, reference_vectors):
+    index = parity_texts.index("The quick brown fox jumps over the lazy dog.")
+    ours = encoder.encode([parity_texts[index]])[0]
+    assert np.allclose(ours[:8], reference_vectors["texts"][index][:8], atol=0.01)
+
+
+def test_same_answers_as_sentence_transformers_on_the_eval_set(eval_queries, reference_vectors):
+    """The whole pipeline decides the same (top-1 or no match) with our vectors as with theirs.
+
+    The reference embedded each raw query; queries the matcher rewrites
+    (agent names stripped, typos corrected) are compared on the raw text too.
+    """
+    index = capability_index()
+    encoder = Encoder()
+    disagreements = []
+    for i, query in enumerate(eval_queries):
+        text = query["query"]
+        ours = index._rank(text, 3, query_vector=encoder.encode([text])[0])
+        theirs = index._rank(text, 3, query_vector=reference_vectors["evalQueries"][i])
+        if ours.name != theirs.name:
+            disagreements.append((text, ours.name, theirs.name))
+    assert not disagreements, disagreements
+
+
+def test_missing_files_raise_a_clear_error(tmp_path):
+    with pytest.raises(EncoderUnavailableError, match="manifest"):
+        Encoder(tmp_path).load()
+
+
+def test_a_file_that_does_not_match_its_sha256_is_refused(vectors_copy):
+    tokenizer = vectors_copy / "encoder" / "tokenizer.json"
+    tokenizer.write_text(tokenizer.read_text() + " ")
+    with pytest.raises(EncoderUnavailableError, match="sha256"):
+        Encoder(vectors_copy / "encoder").load()
+
+
+def test_runtime_never_imports_torch_or_sentence_transformers():
+    code = (
+        "import sys, engine; r = engine.match('let the agent think longer before answering'); "
+        "assert r.method == 'semantic', r; "
+        "bad = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]; "
+        "print(','.join(bad) or 'clean')"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "clean"
+
+
+def test_importing_the_engine_does_not_load_the_encoder():
+    code = "import sys, engine; print('onnxruntime' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert json.loads(proc.stdout.strip().lower()) is False

@@ -1,0 +1,168 @@
+"""``python -m server`` over stdio: the SDK client end to end; stdout carries only JSON-RPC."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL_NAMES = {"lookup_capability", "compare_capability", "list_capabilities", "get_sources"}
+AGENT_IDS = ["claude-code", "copilot-cli", "gemini-cli", "vscode-copilot"]
+TIMEOUT = 60  # generous: the first semantic query may load (and refresh) the ONNX encoder
+
+
+def server_env() -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
+
+
+def test_sdk_stdio_client_lists_and_calls_every_tool():
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "server"], cwd=str(ROOT), env=server_env()
+    )
+
+    async def session() -> dict:
+        results = {}
+        with anyio.fail_after(TIMEOUT):
+            async with Client(params) as client:
+                results["tools"] = {t.name for t in (await client.list_tools()).tools}
+                undo = "undo the edits the agent just made"
+                calls = {
+                    "lookup_capability": {"agent": "claude", "capability": undo},
+                    "compare_capability": {"capability": "mcp"},
+                    "list_capabilities": {"agent": "gemini-cli"},
+                    "get_sources": {"agent": "claude-code", "capability": "MCP Support"},
+                }
+                for name, arguments in calls.items():
+                    result = await client.call_tool(name, arguments)
+                    assert result.is_error is False, result.content
+                    results[name] = json.loads(result.content[0].text)
+        return results
+
+    results = anyio.run(session)
+
+    assert results["tools"] == TOOL_NAMES
+
+    lookup = results["lookup_capability"]
+    assert lookup["agent"] == "claude-code"
+    assert lookup["capability"]["name"] == "Checkpoints"
+    assert lookup["match"]["method"] == "semantic"
+
+    compare = results["compare_capability"]
+    assert compare["capability"] == "MCP Support"
+    assert [row["agent"] for row in compare["comparison"]] == AGENT_IDS
+
+    listing = results["list_capabilities"]
+    assert listing["agent"] == "gemini-cli"
+    assert len(listing["capabilities"]) == 43
+
+    sources = results["get_sources"]
+    assert sources["capability"] == "MCP Support"
+    assert sources["sources"] and all(s["url"].startswith("https://") for s in sources["sources"])
+
+
+class LineReader:
+    """Read a pipe's lines on a thread so the test can wait with a timeout."""
+
+    def __init__(self, stream) -> None:
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.seen: list[bytes] = []
+        self.thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _pump(self, stream) -> None:
+        for line in iter(stream.readline, b""):
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def next_line(self, deadline: float) -> bytes | None:
+        line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        if line is not None:
+            self.seen.append(line)
+        return line
+
+    def wait_for_id(self, request_id: int, timeout: float = TIMEOUT) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.next_line(deadline)
+            assert line is not None, f"server closed stdout before answering request {request_id}"
+            message = json.loads(line)
+            if message.get("id") == request_id:
+                return message
+
+    def drain(self, timeout: float = 10) -> None:
+        deadline = time.monotonic() + timeout
+        while self.next_line(deadline) is not None:
+            pass
+
+
+def test_stdout_carries_nothing_but_json_rpc():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server"],
+        cwd=ROOT,
+        env={**os.environ, **server_env()},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # stderr may contain anything (logs, warnings)
+    )
+    reader = LineReader(proc.stdout)
+
+    def send(message: dict) -> None:
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+
+    try:
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "stdout-purity-test", "version": "1.0"},
+                },
+            }
+        )
+        init = reader.wait_for_id(1)
+        assert init["result"]["protocolVersion"] == "2025-06-18"
+        assert init["result"]["serverInfo"]["name"] == "agent-capabilities"
+
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {
+                    "name": "lookup_capability",
+                    "arguments": {"agent": "claude", "capability": "undo the edits the agent just made"},
+                },
+            }
+        )
+        call = reader.wait_for_id(2)
+        assert call["result"]["isError"] is False
+        data = json.loads(call["result"]["content"][0]["text"])
+        assert data["agent"] == "claude-code"
+        assert data["capability"]["name"] == "Checkpoints"
+
+        proc.stdin.close()  # end of input: the server should exit on its own
+        assert proc.wait(timeout=15) == 0
+        reader.drain()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    assert len(reader.seen) >= 2
+    for line in reader.seen:
+        message = json.loads(line)  # anything but JSON-RPC on stdout breaks the protocol
+        assert message.get("jsonrpc") == "2.0", line
