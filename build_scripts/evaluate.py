@@ -27,6 +27,7 @@ from engine.index import Index  # noqa: E402
 from engine.paths import vectors_dir  # noqa: E402
 
 EVAL_SET = ROOT / "tests" / "fixtures" / "eval_queries.json"
+HOLDOUT_SET = ROOT / "tests" / "fixtures" / "holdout_queries.json"
 PEER_DIR = ROOT.parent / "shared" / "peer-benchmarks" / "mcpproxy-retrieval"
 
 
@@ -126,11 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         encoders.append((f"v2 {name}", Encoder(directory)))
 
     queries = json.loads(EVAL_SET.read_text())["queries"]
+    holdout = json.loads(HOLDOUT_SET.read_text())["queries"]
     catalog = get_catalog()
     records = capability_records(catalog)
     store = vectors_dir() / VECTOR_FILE
     peer, golden = peer_records()
-    out: dict = {"own": {}, "peer": {}}
+    out: dict = {"own": {}, "holdout": {}, "peer": {}}
 
     variants = [("v1 alias+lexical", None)] + encoders
     for label, encoder in variants:
@@ -141,18 +143,23 @@ def main(argv: list[str] | None = None) -> int:
         peer_index = Index.from_records(peer, encoder=encoder, semantic=semantic)
         started = time.perf_counter()
         out["own"][label] = own_metrics(own_index, queries)
+        out["holdout"][label] = own_metrics(own_index, holdout)
         out["peer"][label] = peer_metrics(peer_index, golden)
         out["own"][label]["seconds"] = round(time.perf_counter() - started, 2)
 
-    n = len(queries)
-    n_null = sum(q["expected"] is None for q in queries)
-    sys.stdout.write(f"\nOwn eval set: {n} queries ({n_null} that should match nothing)\n")
-    sys.stdout.write(f"{'variant':28} {'top1':>6} {'top3':>6} {'MRR':>6} {'abstP':>6} {'abstR':>6}\n")
-    for label, m in out["own"].items():
-        sys.stdout.write(
-            f"{label:28} {m['top1']:6.3f} {m['top3']:6.3f} {m['mrr']:6.3f} "
-            f"{m['abstain_precision']:6.3f} {m['abstain_recall']:6.3f}\n"
-        )
+    sets = [
+        ("own", queries, "Own eval set (thresholds calibrated on it)"),
+        ("holdout", holdout, "Holdout set (written blind to the catalog, never used for tuning)"),
+    ]
+    for key, items, title in sets:
+        n_null = sum(q["expected"] is None for q in items)
+        sys.stdout.write(f"\n{title}: {len(items)} queries ({n_null} that should match nothing)\n")
+        sys.stdout.write(f"{'variant':28} {'top1':>6} {'top3':>6} {'MRR':>6} {'abstP':>6} {'abstR':>6}\n")
+        for label, m in out[key].items():
+            sys.stdout.write(
+                f"{label:28} {m['top1']:6.3f} {m['top3']:6.3f} {m['mrr']:6.3f} "
+                f"{m['abstain_precision']:6.3f} {m['abstain_recall']:6.3f}\n"
+            )
     sys.stdout.write(f"\nPeer benchmark (mcpproxy, {len(golden)} queries over {len(peer)} tools)\n")
     sys.stdout.write(
         f"{'variant':28} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6} {'nDCG10':>6} "
