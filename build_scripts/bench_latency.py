@@ -72,7 +72,11 @@ def cold_start() -> tuple[float, float, float]:
     for _ in range(REPEAT):
         started = time.perf_counter()
         out = subprocess.run(
-            [sys.executable, "-c", COLD], capture_output=True, text=True, cwd=ROOT, check=True,
+            [sys.executable, "-c", COLD],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         ).stdout.split()
         outer.append(time.perf_counter() - started)
@@ -127,7 +131,8 @@ def main() -> int:
         rows.append(("sentence-transformers+cos", st_samples, 1e3, "ms"))
 
     out = sys.stdout.write
-    out(f"encoder: {encoder.variant}, {encoder.threads} threads; {len(queries)} semantic queries x {REPEAT}\n")
+    out(f"encoder: {encoder.variant}, {encoder.threads} threads; ")
+    out(f"{len(queries)} semantic queries x {REPEAT}\n")
     out(f"{'path':28} {'p50':>10} {'p95':>10}\n")
     for label, samples, scale, unit in rows:
         p50, p95 = percentiles(samples)

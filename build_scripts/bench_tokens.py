@@ -72,7 +72,10 @@ async def measure() -> None:
             result = await client.call_tool(name, args)
             text = result.content[0].text
             tokens = count(text)
-            note = "error, lists the valid ids" if result.is_error else f"raw-JSON baseline {baseline(name, args)}"
+            if result.is_error:
+                note = "error, lists the valid ids"
+            else:
+                note = f"raw-JSON baseline {baseline(name, args)}"
             out(f"  {name:19} {json.dumps(args)[:58]:58} {tokens:5} tokens; {note}\n")
 
 

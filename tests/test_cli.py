@@ -59,7 +59,9 @@ def test_export_is_the_whole_catalog(capsys):
 @pytest.mark.parametrize("argv", [["-m", "engine", "match", "sandbox"], ["-m", "engine", "export"]])
 def test_python_dash_m_engine_runs(argv):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip()
 
