@@ -18,7 +18,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -30,20 +29,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.encoder import sha256_file  # noqa: E402
+
 DEFAULT_OUT = ROOT / "vectors" / "encoder"
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_SEQ_LENGTH = 256
 OPSET = 17
 VARIANTS = ["fp32", "int8-mixed", "int8"]
-
-
-def sha256_file(path: Path) -> str:
-    """Return the hex sha256 of a file, the integrity check the runtime repeats."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def export_fp32(model_dir: Path, target: Path) -> None:

@@ -23,7 +23,8 @@ class EncoderUnavailableError(EngineError):
     """The encoder files are missing, corrupt or cannot be loaded."""
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file: the integrity check between the manifest and the files."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -70,7 +71,7 @@ class Encoder:
                 path = self.directory / name
                 if not path.is_file():
                     raise EncoderUnavailableError(f"encoder file missing: {path}")
-                if _sha256(path) != expected:
+                if sha256_file(path) != expected:
                     raise EncoderUnavailableError(
                         f"encoder file {path} does not match its sha256 in manifest.json "
                         "(corrupt or replaced); reinstall or re-export it"
