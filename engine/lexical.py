@@ -28,6 +28,16 @@ def stems(text: str) -> list[str]:
     return [stem(tok) for tok in content_tokens(text)]
 
 
+def _deletions(word: str, depth: int) -> set[str]:
+    """``word`` and every string made by deleting up to ``depth`` of its letters."""
+    variants = {word}
+    frontier = {word}
+    for _ in range(depth):
+        frontier = {w[:i] + w[i + 1 :] for w in frontier for i in range(len(w))}
+        variants |= frontier
+    return variants
+
+
 class LexicalIndex:
     """idf-weighted term coverage of each record's combined text."""
 
@@ -40,6 +50,8 @@ class LexicalIndex:
         self.idf = {term: math.log(1 + n / df) for term, df in counts.items()}
         self.unknown_idf = math.log(1 + n)
         self.vocabulary = set(counts)
+        self._deletes: dict[str, set[str]] | None = None  # built on the first correction
+        self._corrections: dict[str, str | None] = {}
 
     def correct(self, term: str) -> str | None:
         """The catalog term one or two typos away from ``term``, or None if none or unclear.
@@ -49,11 +61,14 @@ class LexicalIndex:
         """
         if term in self.vocabulary or len(term) < 4:
             return None
+        if term not in self._corrections:
+            self._corrections[term] = self._nearest(term)
+        return self._corrections[term]
+
+    def _nearest(self, term: str) -> str | None:
         limit = 1 if len(term) < 7 else 2
         found: list[tuple[int, int, int, str]] = []
-        for known in self.vocabulary:
-            if abs(len(known) - len(term)) > limit:
-                continue
+        for known in self._candidates(term, limit):
             distance = edit_distance(term, known, limit)
             if distance <= limit:
                 found.append((distance, len(known) != len(term), -self.df[known], known))
@@ -63,6 +78,22 @@ class LexicalIndex:
         if len(found) > 1 and found[0][:3] == found[1][:3]:
             return None
         return found[0][3]
+
+    def _candidates(self, term: str, limit: int) -> set[str]:
+        """Vocabulary terms sharing a deletion variant with ``term`` (the SymSpell trick).
+
+        Two words within ``limit`` edits always share a string reachable by at
+        most ``limit`` deletions from each, so only those need an exact check.
+        """
+        if self._deletes is None:
+            self._deletes = {}
+            for known in self.vocabulary:
+                for variant in _deletions(known, 1 if len(known) < 6 else 2):
+                    self._deletes.setdefault(variant, set()).add(known)
+        found: set[str] = set()
+        for variant in _deletions(term, limit):
+            found |= self._deletes.get(variant, set())
+        return found
 
     def scores(self, terms: list[str]) -> list[float]:
         """Coverage of ``terms`` by each document, 0..1."""
