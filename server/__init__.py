@@ -6,18 +6,8 @@ import argparse
 import logging
 import os
 import sys
-import threading
 
 TOKEN_ENV = "AGENT_CAPABILITIES_TOKEN"
-
-
-def _warm_engine() -> None:
-    from engine import capability_index
-
-    try:
-        capability_index().warm()
-    except Exception:  # noqa: BLE001 - a failed warm-up is retried, and reported, on first use
-        logging.getLogger("server").debug("engine warm-up failed", exc_info=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,10 +29,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
-
-    # Load the catalog, vectors and ONNX session while the MCP SDK imports
-    # (about half a second), so the first fuzzy tools/call finds them ready.
-    threading.Thread(target=_warm_engine, name="warm-engine", daemon=True).start()
 
     from .server import build_server, http_app
 
