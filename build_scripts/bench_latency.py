@@ -1,6 +1,7 @@
 """Latency, cold start and memory of the matcher, against sentence-transformers in the same run.
 
     python build_scripts/bench_latency.py            # ST comparison needs the build extra
+    python build_scripts/bench_latency.py --compare fp32=/tmp/enc-fp32 --compare int8=/tmp/enc-int8
 
 Prints per-path latency (exact, alias, semantic end to end, encoder alone),
 sentence-transformers encode + cosine over the same store for the same
@@ -106,12 +107,20 @@ def sentence_transformers_path(queries: list[str]):
     return run
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Measure and print."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--compare", action="append", default=[], metavar="NAME=DIR", help="also time another encoder"
+    )
+    args = parser.parse_args(argv)
     # Fresh processes first: a child forked after torch loads inherits its peak RSS figure.
     inner, outer, rss = cold_start()
 
     import engine
+    from engine import Encoder
     from engine.index import default_encoder
 
     rows = []
@@ -125,6 +134,10 @@ def main() -> int:
     rows.append(("alias", alias, 1e6, "us"))
     rows.append(("semantic (engine.match)", semantic, 1e3, "ms"))
     rows.append(("  of which ONNX encode", encode_only, 1e3, "ms"))
+    for spec in args.compare:
+        name, _, directory = spec.partition("=")
+        other = Encoder(directory)
+        rows.append((f"  encode with {name}", timed(lambda q, e=other: e.encode([q]), queries), 1e3, "ms"))
     st = sentence_transformers_path(queries)
     st_samples = timed(st, queries) if st else None
     if st_samples:

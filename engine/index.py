@@ -28,6 +28,7 @@ from .text import content_tokens, light, squash, tokens, validate_query
 
 log = logging.getLogger("engine")
 
+_KINDS = ("name", "description", "first", "alias", "text")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 
@@ -134,11 +135,23 @@ class _Semantic:
     owners: np.ndarray
     kinds: np.ndarray
     wordpieces: set[str] = field(default_factory=set)
+    # kind -> (rows sorted by owner, start of each owner's run, those owners)
+    segments: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for kind in _KINDS:
+            rows = np.flatnonzero(self.kinds == kind)
+            rows = rows[np.argsort(self.owners[rows], kind="stable")]
+            owners = self.owners[rows]
+            starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(rows) else rows
+            self.segments[kind] = (rows, starts, owners[starts] if len(rows) else owners)
+        self._negative_rows = np.flatnonzero(self.kinds == "negative")
 
     def off_topic(self, query_vector: np.ndarray) -> float:
         """Best cosine with the index's out-of-scope topics (-1 when it has none)."""
-        rows = self.kinds == "negative"
-        return float((self.matrix[rows] @ query_vector).max()) if rows.any() else -1.0
+        if not len(self._negative_rows):
+            return -1.0
+        return float((self.matrix[self._negative_rows] @ query_vector).max())
 
     def record_scores(self, query_vector: np.ndarray, n_records: int, tune: Tuning) -> np.ndarray:
         """Per record, fuse three channels: the description blend, the best alias, the best text.
@@ -154,12 +167,10 @@ class _Semantic:
         """
         sims = self.matrix @ query_vector
         per_kind = {}
-        for kind in ("name", "description", "first", "alias", "text"):
+        for kind, (rows, starts, owners) in self.segments.items():
             best = np.full(n_records, np.nan, dtype=np.float32)
-            rows = self.kinds == kind
-            if rows.any():
-                best[self.owners[rows]] = -1.0
-                np.maximum.at(best, self.owners[rows], sims[rows])
+            if len(rows):
+                best[owners] = np.maximum.reduceat(sims[rows], starts)
             per_kind[kind] = best
         name = per_kind["name"]
         desc = np.where(np.isnan(per_kind["description"]), name, per_kind["description"])

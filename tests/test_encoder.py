@@ -47,7 +47,8 @@ def test_parity_with_sentence_transformers_on_varied_texts(encoder, parity_texts
     ours = encoder.encode(parity_texts)
     cosine = (ours * reference_vectors["texts"]).sum(axis=1)
     worst = int(np.argmin(cosine))
-    assert cosine.min() >= 0.99, f"cosine {cosine.min():.4f} for {parity_texts[worst][:60]!r}"
+    floor = 0.9999 if encoder.variant == "fp32" else 0.99
+    assert cosine.min() >= floor, f"cosine {cosine.min():.4f} for {parity_texts[worst][:60]!r}"
 
 
 def test_texts_over_256_tokens_are_truncated_like_sentence_transformers(
@@ -67,21 +68,28 @@ def test_pinned_first_dimensions_of_a_known_sentence(encoder, parity_texts, refe
 
 
 def test_same_answers_as_sentence_transformers_on_the_eval_set(eval_queries, reference_vectors):
-    """The whole pipeline decides the same (top-1 or no match) with our vectors as with theirs.
+    """The pipeline decides the same (top-1 or no match) with our vectors as with theirs.
 
-    The reference embedded each raw query; queries the matcher rewrites
-    (agent names stripped, typos corrected) are compared on the raw text too.
+    The one allowance: a near-tie that both runs flag as ambiguous may swap its
+    top two, as long as the same three candidates are returned (ambiguous
+    answers always carry the top three). The reference embedded each raw query.
     """
     index = capability_index()
     encoder = Encoder()
-    disagreements = []
+    disagreements, swapped_ties = [], []
     for i, query in enumerate(eval_queries):
         text = query["query"]
         ours = index._rank(text, 3, query_vector=encoder.encode([text])[0])
         theirs = index._rank(text, 3, query_vector=reference_vectors["evalQueries"][i])
-        if ours.name != theirs.name:
+        if ours.name == theirs.name:
+            continue
+        same_three = {c.id for c in ours.candidates} == {c.id for c in theirs.candidates}
+        if ours.ambiguous and theirs.ambiguous and same_three:
+            swapped_ties.append(text)
+        else:
             disagreements.append((text, ours.name, theirs.name))
     assert not disagreements, disagreements
+    assert len(swapped_ties) <= len(eval_queries) // 100, swapped_ties
 
 
 def test_missing_files_raise_a_clear_error(tmp_path):
