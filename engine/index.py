@@ -389,14 +389,16 @@ class Index:
         top = float(scores[order[0]])
         if sem is not None and off_topic >= float(best[order[0]]) + tune.off_topic_margin:
             # Closer to a topic the catalog says it does not cover than to any record.
-            return Match(text, None, None, min(candidates[0].confidence, 0.5), "none", candidates, False)
+            return Match(text, None, None, min(candidates[0].confidence, 0.49), "none", candidates, False)
         ambiguous = len(order) > 1 and float(scores[order[1]]) >= top - tune.ambiguity_margin
         if top < threshold and sem is not None and float(coverage.max()) >= tune.lexical_threshold:
             # The embedding is unsure but the wording clearly names a record.
             i = int(np.argmax(coverage))
             conf = self._confidence(coverage[i], tune.lexical_threshold)
             rec = self.records[i]
-            return Match(text, rec.name, rec.id, conf, "lexical", candidates, False)
+            winner = Candidate(rec.id, rec.name, conf, round(float(coverage[i]), 4))
+            others = [c for c in candidates if c.id != rec.id][: k - 1]
+            return Match(text, rec.name, rec.id, conf, "lexical", [winner, *others], False)
         if top < threshold:
             return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
         best_rec = self.records[order[0]]

@@ -189,3 +189,12 @@ def test_any_text_gives_a_match_or_a_clear_error(text):
     assert 0.0 <= result.confidence <= 1.0
     assert result.candidates
     assert engine.match(text).to_dict() == result.to_dict()
+
+
+def test_the_answer_is_always_the_first_candidate(eval_queries):
+    for query in eval_queries[:120]:
+        result = engine.match(query["query"])
+        if result.name is not None:
+            assert result.candidates[0].name == result.name, query["query"]
+        else:
+            assert result.confidence < 0.5, query["query"]
