@@ -101,68 +101,54 @@ def optimize_fp32(source: Path, target: Path) -> None:
     model.save_model_to_file(str(target))
 
 
-def quantize_attention(source: Path, target: Path) -> None:
-    """int8 weights for the attention blocks only, on the fused graph ("int8-attn").
+def _attention_nodes(node) -> bool:
+    """int8-attn quantises these: fused Attention (Q, K, V) and the attention output projections.
 
-    Quantises the fused Attention nodes (Q, K and V projections) and the
-    attention output projections; the feed-forward layers stay fp32. Measured
-    against the other variants (build_scripts/evaluate.py, parity texts):
-    min cosine 0.9956 vs sentence-transformers, single-query p50 1.8 ms vs
-    2.3 ms for fused fp32, same peer-benchmark ranking as fp32.
+    On the fused graph, with the feed-forward layers left fp32. Measured
+    (build_scripts/evaluate.py, parity texts): min cosine 0.9956 vs
+    sentence-transformers, single-query p50 1.8 ms vs 2.3 ms for fused fp32,
+    the same peer-benchmark ranking as fp32.
     """
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    graph = onnx.load(str(source)).graph
-    chosen = [
-        node.name
-        for node in graph.node
-        if node.op_type == "Attention"
-        or (node.op_type == "MatMul" and node.name.endswith("/attention/output/dense/MatMul"))
-    ]
-    quantize_dynamic(
-        str(source),
-        str(target),
-        per_channel=True,
-        weight_type=QuantType.QInt8,
-        nodes_to_quantize=chosen,
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    return node.op_type == "Attention" or (
+        node.op_type == "MatMul" and node.name.endswith("/attention/output/dense/MatMul")
     )
 
 
-def quantize_int8(source: Path, target: Path, *, keep_sensitive: bool) -> None:
-    """Per-channel dynamic int8 quantisation of the weight MatMuls.
+def _sensitive_nodes(node) -> bool:
+    """int8-mixed keeps these fp32: the FFN down-projections and the first and last layers.
 
-    With ``keep_sensitive`` the six feed-forward down-projections and every
-    MatMul of the first and last layers stay fp32. The down-projections carry
-    BERT's activation outliers, which per-tensor dynamic activation
-    quantisation handles worst; the first and last layers matter most for
-    very short inputs. Measured min cosine vs sentence-transformers over
-    tests/fixtures/parity_texts.json: 0.980 fully quantised, 0.982 with only
-    the down-projections kept, 0.990 with this set (p50 2.9 -> 3.4 ms).
+    The down-projections carry BERT's activation outliers, which per-tensor
+    dynamic activation quantisation handles worst; the first and last layers
+    matter most for very short inputs. Measured min cosine vs
+    sentence-transformers over tests/fixtures/parity_texts.json: 0.980 fully
+    quantised, 0.982 with only the down-projections kept, 0.990 with this set.
     """
+    return node.op_type == "MatMul" and (
+        (node.name.endswith("/output/dense/MatMul") and "/attention/" not in node.name)
+        or "/layer.0/" in node.name
+        or "/layer.5/" in node.name
+    )
+
+
+def quantize_int8(source: Path, target: Path, *, variant: str) -> None:
+    """Per-channel dynamic int8 quantisation of weights, for one of the int8 variants."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    exclude = []
-    if keep_sensitive:
-        graph = onnx.load(str(source)).graph
-        exclude = [
-            node.name
-            for node in graph.node
-            if node.op_type == "MatMul"
-            and (
-                (node.name.endswith("/output/dense/MatMul") and "/attention/" not in node.name)
-                or "/layer.0/" in node.name
-                or "/layer.5/" in node.name
-            )
-        ]
+    nodes = onnx.load(str(source)).graph.node
+    selection: dict = {}
+    if variant == "int8-attn":
+        selection["nodes_to_quantize"] = [n.name for n in nodes if _attention_nodes(n)]
+    elif variant == "int8-mixed":
+        selection["nodes_to_exclude"] = [n.name for n in nodes if _sensitive_nodes(n)]
     quantize_dynamic(
         str(source),
         str(target),
         per_channel=True,
         weight_type=QuantType.QInt8,
-        nodes_to_exclude=exclude,
+        # Fused contrib ops carry no shape-inferred types; their weights are float.
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        **selection,
     )
 
 
@@ -228,11 +214,11 @@ def main(argv: list[str] | None = None) -> int:
             fused = Path(tmp) / "model-fp32-fused.onnx"
             optimize_fp32(fp32, fused)
             quantized = Path(tmp) / model_name
-            quantize_attention(fused, quantized)
+            quantize_int8(fused, quantized, variant=args.variant)
             files = save_with_external_weights(quantized, out / model_name)
         elif args.variant.startswith("int8"):
             print(f"quantising ({args.variant}) ...", file=sys.stderr)
-            quantize_int8(fp32, out / model_name, keep_sensitive=args.variant == "int8-mixed")
+            quantize_int8(fp32, out / model_name, variant=args.variant)
             files = [model_name]
         else:
             fused = Path(tmp) / "model-fp32-fused.onnx"
