@@ -28,6 +28,7 @@ from engine.paths import vectors_dir  # noqa: E402
 
 EVAL_SET = ROOT / "tests" / "fixtures" / "eval_queries.json"
 HOLDOUT_SET = ROOT / "tests" / "fixtures" / "holdout_queries.json"
+TRAIN_SET = ROOT / "tests" / "fixtures" / "train_queries.json"
 PEER_DIR = ROOT.parent / "shared" / "peer-benchmarks" / "mcpproxy-retrieval"
 
 
@@ -66,6 +67,38 @@ def own_metrics(index: Index, queries: list[dict]) -> dict:
         "abstain_recall": abstained_right / should_abstain if should_abstain else 1.0,
         "misses": misses,
     }
+
+
+def sweep_thresholds(index: Index, queries: list[dict]) -> list[tuple[float, float, float, float]]:
+    """top-1 and abstention precision/recall for a range of abstain thresholds (calibration aid)."""
+    from dataclasses import replace
+
+    rows = []
+    loose = replace(index.tuning, threshold=-1.0, lexical_threshold=2.0)
+    saved, index.tuning = index.tuning, loose
+    try:
+        results = [(q["expected"], index.match(strip_agents(q["query"]), k=3)) for q in queries]
+    finally:
+        index.tuning = saved
+    for step in range(30, 56, 2):
+        threshold = step / 100
+        answered = []
+        for expected, result in results:
+            certain = result.method in {"exact", "alias"}
+            said = (
+                result.name
+                if (result.name and (certain or result.candidates[0].score >= threshold))
+                else None
+            )
+            answered.append((expected, said))
+        good = [e for e, _ in answered if e]
+        top1 = sum(1 for e, a in answered if e and a == e) / len(good)
+        abstained = [(e, a) for e, a in answered if a is None]
+        nulls = sum(1 for e, _ in answered if e is None)
+        precision = sum(1 for e, _ in abstained if e is None) / max(1, len(abstained))
+        recall = sum(1 for e, _ in abstained if e is None) / max(1, nulls)
+        rows.append((threshold, top1, precision, recall))
+    return rows
 
 
 def peer_records() -> tuple[list[dict], list[dict]]:
@@ -117,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--encoder", action="append", default=[], metavar="NAME=DIR")
     parser.add_argument("--misses", action="store_true", help="list the queries each variant gets wrong")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--calibrate", action="store_true", help="sweep the abstain threshold on the own + training sets"
+    )
     args = parser.parse_args(argv)
 
     shipped = Encoder()
@@ -174,6 +210,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{label:28} {m['R@1']:6.3f} {m['R@3']:6.3f} {m['R@5']:6.3f} {m['MRR']:6.3f} "
             f"{m['nDCG@10']:6.3f} {m['fracR@1']:7.3f} {m['fracR@5']:7.3f}\n"
         )
+    if args.calibrate:
+        tuning_sets = queries + (json.loads(TRAIN_SET.read_text())["queries"] if TRAIN_SET.exists() else [])
+        index = Index.from_records(records, vectors=store, encoder=shipped, out_of_scope=catalog.out_of_scope)
+        sys.stdout.write(f"\nThreshold sweep on own + training sets ({len(tuning_sets)} queries)\n")
+        sys.stdout.write(f"{'threshold':>9} {'top1':>6} {'abstP':>6} {'abstR':>6}\n")
+        for threshold, top1, precision, recall in sweep_thresholds(index, tuning_sets):
+            sys.stdout.write(f"{threshold:9.2f} {top1:6.3f} {precision:6.3f} {recall:6.3f}\n")
     if args.misses:
         for label, m in out["own"].items():
             sys.stdout.write(f"\nmisses, {label}:\n")
