@@ -164,11 +164,12 @@ def main(argv: list[str] | None = None) -> int:
 
     queries = json.loads(EVAL_SET.read_text())["queries"]
     holdout = json.loads(HOLDOUT_SET.read_text())["queries"]
+    train = json.loads(TRAIN_SET.read_text())["queries"]
     catalog = get_catalog()
     records = capability_records(catalog)
     store = vectors_dir() / VECTOR_FILE
     peer, golden = peer_records()
-    out: dict = {"own": {}, "holdout": {}, "peer": {}}
+    out: dict = {"own": {}, "train": {}, "holdout": {}, "peer": {}}
 
     variants = [("v1 alias+lexical", None)] + encoders
     for label, encoder in variants:
@@ -179,12 +180,14 @@ def main(argv: list[str] | None = None) -> int:
         peer_index = Index.from_records(peer, encoder=encoder, semantic=semantic)
         started = time.perf_counter()
         out["own"][label] = own_metrics(own_index, queries)
+        out["train"][label] = own_metrics(own_index, train)
         out["holdout"][label] = own_metrics(own_index, holdout)
         out["peer"][label] = peer_metrics(peer_index, golden)
         out["own"][label]["seconds"] = round(time.perf_counter() - started, 2)
 
     sets = [
         ("own", queries, "Own eval set (thresholds calibrated on it)"),
+        ("train", train, "Training set (written blind, then used to add phrasings and anchors)"),
         ("holdout", holdout, "Holdout set (written blind to the catalog, never used for tuning)"),
     ]
     for key, items, title in sets:
@@ -211,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{m['nDCG@10']:6.3f} {m['fracR@1']:7.3f} {m['fracR@5']:7.3f}\n"
         )
     if args.calibrate:
-        tuning_sets = queries + (json.loads(TRAIN_SET.read_text())["queries"] if TRAIN_SET.exists() else [])
+        tuning_sets = queries + train
         index = Index.from_records(records, vectors=store, encoder=shipped, out_of_scope=catalog.out_of_scope)
         sys.stdout.write(f"\nThreshold sweep on own + training sets ({len(tuning_sets)} queries)\n")
         sys.stdout.write(f"{'threshold':>9} {'top1':>6} {'abstP':>6} {'abstR':>6}\n")
