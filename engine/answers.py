@@ -46,6 +46,17 @@ def _no_match(result: Match, catalog: Catalog, agent: str | None = None) -> dict
     }
 
 
+def _alternatives(result: Match, catalog: Catalog, agent_id: str | None = None) -> list[dict]:
+    """The runners-up of a close call, with the agent's availability when one agent is asked about."""
+    rows = []
+    for candidate in result.candidates[1:]:
+        row = {"name": candidate.name, "matchConfidence": candidate.confidence}
+        if agent_id is not None:
+            row["available"] = catalog.agents[agent_id].records[candidate.name]["available"]
+        rows.append(row)
+    return rows
+
+
 def _resolve_capability(capability: object) -> tuple[Match, bool]:
     """Match the capability text; second item is True when something was found."""
     text = validate_query(capability, field="capability")
@@ -89,14 +100,7 @@ def lookup(agent: str, capability: str) -> dict:
             body[key] = record[key]
     answer = {"agent": agent_id, "capability": body, "match": _match_info(result)}
     if result.ambiguous:
-        answer["alternatives"] = [
-            {
-                "name": c.name,
-                "matchConfidence": c.confidence,
-                "available": catalog.agents[agent_id].records[c.name]["available"],
-            }
-            for c in result.candidates[1:]
-        ]
+        answer["alternatives"] = _alternatives(result, catalog, agent_id)
     return answer
 
 
@@ -126,9 +130,7 @@ def compare(capability: str, agents: list[str] | None = None) -> dict:
         rows.append(row)
     answer = {"capability": result.name, "match": _match_info(result), "comparison": rows}
     if result.ambiguous:
-        answer["alternatives"] = [
-            {"name": c.name, "matchConfidence": c.confidence} for c in result.candidates[1:]
-        ]
+        answer["alternatives"] = _alternatives(result, catalog)
     return answer
 
 

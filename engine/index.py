@@ -23,7 +23,7 @@ from .encoder import Encoder, EncoderUnavailableError
 from .errors import InvalidQueryError
 from .lexical import LexicalIndex, stem
 from .results import Candidate, Match
-from .store import Entry, VectorStore, content_hash, load_store
+from .store import Entry, VectorStore, load_store
 from .text import content_tokens, light, squash, tokens, validate_query
 
 log = logging.getLogger("engine")
@@ -291,18 +291,12 @@ class Index:
     def _build_semantic(self) -> _Semantic:
         encoder = self.encoder or default_encoder()
         encoder.load()
-        known: dict[tuple[str, str, str], np.ndarray] = {}
-        if self._store is not None:
-            # Compare what was embedded, not the file's own claim about it.
-            if content_hash(self._store.entries) == content_hash(self.entries):
-                matrix = self._store.matrix
-            else:
-                known = self._store.lookup()
-                matrix = None
+        # Compare what was embedded with what is needed, not the file's own hash claim.
+        if self._store is not None and self._store.entries == self.entries:
+            matrix = self._store.matrix
         else:
-            matrix = None
-        if matrix is None:
-            rows: list[np.ndarray | None] = [known.get((e.id, e.kind, e.text)) for e in self.entries]
+            known = self._store.lookup() if self._store is not None else {}
+            rows: list[np.ndarray | None] = [known.get(entry) for entry in self.entries]
             todo = [i for i, row in enumerate(rows) if row is None]
             if todo:
                 if self._store is not None:

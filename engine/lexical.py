@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from .text import content_tokens, edit_distance
+from .text import edit_distance
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s")
 
@@ -21,11 +21,6 @@ def stem(token: str) -> str:
         if len(token) > len(suffix) + 3 and token.endswith(suffix):
             return token[: -len(suffix)]
     return token
-
-
-def stems(text: str) -> list[str]:
-    """Stemmed content tokens of ``text``."""
-    return [stem(tok) for tok in content_tokens(text)]
 
 
 def _deletions(word: str, depth: int) -> set[str]:

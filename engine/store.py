@@ -29,7 +29,7 @@ class Entry:
 
 
 def content_hash(entries: list[Entry]) -> str:
-    """sha256 over the (id, kind, text) triples, in order: the store's staleness key."""
+    """sha256 over the (id, kind, text) triples, in order: recorded so readers can tell what was embedded."""
     payload = json.dumps([[e.id, e.kind, e.text] for e in entries], ensure_ascii=False)
     return "sha256:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -41,11 +41,10 @@ class VectorStore:
     model: str
     entries: list[Entry]
     matrix: np.ndarray
-    content_hash: str
 
-    def lookup(self) -> dict[tuple[str, str, str], np.ndarray]:
-        """Vectors keyed by (id, kind, text), to reuse what is unchanged."""
-        return {(e.id, e.kind, e.text): self.matrix[i] for i, e in enumerate(self.entries)}
+    def lookup(self) -> dict[Entry, np.ndarray]:
+        """Vectors keyed by entry, to reuse what is unchanged."""
+        return {entry: self.matrix[i] for i, entry in enumerate(self.entries)}
 
 
 def encode_vector(vector: np.ndarray) -> str:
@@ -86,5 +85,4 @@ def load_store(path: Path) -> VectorStore:
         model=doc.get("model", ""),
         entries=entries,
         matrix=matrix.astype(np.float32),
-        content_hash=doc.get("contentHash", ""),
     )
