@@ -139,12 +139,24 @@ def _read_json(path: Path) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise CatalogError(f"{path}: file is missing; reinstall the package.") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CatalogError(f"{path}: file is missing; reinstall the package or restore the file.") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CatalogError(f"{path}: cannot be read as JSON ({exc}).") from exc
 
 
-def _check_agent(path: Path, data: dict, canon: dict[str, Capability]) -> list[str]:
+def _read_valid(path: Path, schema: str) -> dict:
+    """Read a data file and check it against its schema; ``CatalogError`` names file, record and field."""
+    doc = _read_json(path)
+    data_dir = path.parent.parent if path.parent.name == "agents" else path.parent
+    problems = schema_check.validate(doc, data_dir / schema)
+    if problems:
+        shown = "; ".join(problems[:5])
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise CatalogError(f"{path}: {shown}{more}")
+    return doc
+
+
+def _check_agent(data: dict, canon: dict[str, Capability]) -> list[str]:
     """Rules the schema cannot say: every canonical name once, complete available records."""
     problems: list[str] = []
     seen: set[str] = set()
@@ -176,12 +188,16 @@ def _check_agent(path: Path, data: dict, canon: dict[str, Capability]) -> list[s
 def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     """Read and validate a catalog directory; raise ``CatalogError`` naming what is broken."""
     data_dir = Path(data_dir)
-    agent_schema = _read_json(data_dir / "schema.json")
-    canon_doc = _read_json(data_dir / "capabilities.json")
-    alias_doc = _read_json(data_dir / "aliases.json")
+    manifest = _read_valid(data_dir / "catalog.json", "catalog.schema.json")
+    canon_doc = _read_valid(data_dir / "capabilities.json", "capabilities.schema.json")
+    alias_doc = _read_valid(data_dir / "aliases.json", "aliases.schema.json")
 
     canon: dict[str, Capability] = {}
-    for entry in canon_doc.get("capabilities", []):
+    for index, entry in enumerate(canon_doc["capabilities"]):
+        if entry["name"] in canon:
+            raise CatalogError(
+                f"{data_dir / 'capabilities.json'}: capabilities[{index}] ({entry['name']}) appears twice"
+            )
         canon[entry["name"]] = Capability(
             id=slug(entry["name"]),
             name=entry["name"],
@@ -189,25 +205,38 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
             summary=entry["summary"],
             examples=tuple(entry.get("examples", ())),
         )
-    aliases: dict[str, str] = alias_doc.get("aliases", {})
+    aliases: dict[str, str] = alias_doc["aliases"]
     bad = sorted(f"'{a}' -> '{n}'" for a, n in aliases.items() if n not in canon)
     if bad:
-        raise CatalogError(f"{data_dir / 'aliases.json'}: unknown capability in {', '.join(bad)}")
+        raise CatalogError(f"{data_dir / 'aliases.json'}: unknown capability in {', '.join(bad[:5])}")
+
+    expected = manifest["agents"]
+    found = sorted(p.stem for p in (data_dir / "agents").glob("*.json"))
+    missing = [a for a in expected if a not in found]
+    if missing:
+        raise CatalogError(
+            f"{data_dir / 'agents'}: no file for agent(s) {', '.join(missing)} listed in catalog.json; "
+            "restore the file or remove the agent from catalog.json"
+        )
+    extra = [a for a in found if a not in expected]
+    if extra:
+        raise CatalogError(
+            f"{data_dir / 'agents'}: agent file(s) {', '.join(extra)} are not listed in catalog.json; "
+            "add them there"
+        )
 
     agents: dict[str, Agent] = {}
     terms: dict[str, list[str]] = {name: [] for name in canon}
-    agent_files = sorted((data_dir / "agents").glob("*.json"))
-    if not agent_files:
-        raise CatalogError(f"{data_dir / 'agents'}: no agent files found.")
-    for path in agent_files:
-        data = _read_json(path)
-        problems = schema_check.validate(data, agent_schema)
-        if not problems:
-            problems = _check_agent(path, data, canon)
+    for agent_id in expected:
+        path = data_dir / "agents" / f"{agent_id}.json"
+        data = _read_valid(path, "schema.json")
+        problems = _check_agent(data, canon)
+        if data["id"] != agent_id:
+            problems.insert(0, f"id: '{data['id']}' does not match the file name '{agent_id}.json'")
         if problems:
             shown = "; ".join(problems[:5])
             more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-            raise CatalogError(f"{path.name}: {shown}{more}")
+            raise CatalogError(f"{path}: {shown}{more}")
         records = {rec["name"]: rec for rec in data["capabilities"]}
         agents[data["id"]] = Agent(
             id=data["id"],
@@ -247,4 +276,4 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
 @cache
 def get_catalog() -> Catalog:
     """The packaged catalog, loaded once per process."""
-    return load_catalog()
+    return load_catalog(DATA_DIR)

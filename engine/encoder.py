@@ -17,6 +17,7 @@ import numpy as np
 
 from .errors import EngineError
 from .paths import vectors_dir
+from .text import clean_text
 
 
 class EncoderUnavailableError(EngineError):
@@ -131,7 +132,7 @@ class Encoder:
         return np.vstack(rows)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
+        encodings = self._tokenizer.encode_batch([clean_text(t) for t in texts])
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(texts), width), dtype=np.int64)
         mask = np.zeros((len(texts), width), dtype=np.int64)

@@ -24,7 +24,7 @@ from .errors import InvalidQueryError
 from .lexical import LexicalIndex, stem
 from .results import Candidate, Match
 from .store import Entry, VectorStore, load_store
-from .text import content_tokens, light, squash, tokens, validate_query
+from .text import clean_text, content_tokens, light, squash, tokens, validate_query
 
 log = logging.getLogger("engine")
 
@@ -96,8 +96,35 @@ def record_entries(record: Record) -> list[Entry]:
     return entries
 
 
+def _text_field(raw: dict, key: str, position: int) -> str:
+    value = raw.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidQueryError(f"record {position}: '{key}' must be a string, got {type(value).__name__}")
+    return clean_text(value)
+
+
+def _string_list(raw: dict, key: str, position: int) -> tuple[str, ...]:
+    value = raw.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise InvalidQueryError(
+            f"record {position} ('{raw['id']}'): {key} must be a list of strings, got {type(value).__name__}"
+        )
+    items = list(value)
+    if not all(isinstance(item, str) for item in items):
+        raise InvalidQueryError(f"record {position} ('{raw['id']}'): {key} must be a list of strings")
+    return tuple(clean_text(item) for item in items)
+
+
 def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
     """Validate raw records and turn them into ``Record``s, with errors naming the record."""
+    if isinstance(records, (str, bytes, dict)) or not isinstance(records, Iterable):
+        raise InvalidQueryError(
+            f"records must be a list of dicts like {{'id': ..., 'name': ...}}, got {type(records).__name__}"
+        )
     out: list[Record] = []
     seen: set[str] = set()
     for position, raw in enumerate(records):
@@ -112,12 +139,12 @@ def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
                     f"record {position} needs non-empty string field(s) {', '.join(missing)}; "
                     "records look like {'id': ..., 'name': ..., 'description': ..., 'aliases': [...]}"
                 )
-            aliases = raw.get("aliases") or ()
-            if isinstance(aliases, str) or not all(isinstance(a, str) for a in aliases):
-                raise InvalidQueryError(
-                    f"record {position} ('{raw['id']}'): aliases must be a list of strings"
-                )
-            rec = Record(raw["id"], raw["name"], str(raw.get("description") or ""), tuple(aliases))
+            rec = Record(
+                clean_text(raw["id"]),
+                clean_text(raw["name"]),
+                _text_field(raw, "description", position),
+                _string_list(raw, "aliases", position),
+            )
         if rec.id in seen:
             raise InvalidQueryError(f"record id '{rec.id}' appears twice; ids must be unique")
         seen.add(rec.id)
@@ -253,6 +280,14 @@ class Index:
         """
         problem = None
         store = None
+        if vectors is not None and not isinstance(vectors, (str, Path, VectorStore)):
+            raise InvalidQueryError(
+                "vectors must be a VectorStore or the path of a vector store file, "
+                f"got {type(vectors).__name__}"
+            )
+        if isinstance(out_of_scope, (str, bytes)) or not isinstance(out_of_scope, Iterable):
+            raise InvalidQueryError("out_of_scope must be a list of topic strings")
+        out_of_scope = [clean_text(t) for t in out_of_scope if isinstance(t, str)]
         if isinstance(vectors, (str, Path)):
             try:
                 store = load_store(Path(vectors))
@@ -292,7 +327,7 @@ class Index:
         encoder = self.encoder or default_encoder()
         encoder.load()
         # Compare what was embedded with what is needed, not the file's own hash claim.
-        if self._store is not None and self._store.entries == self.entries:
+        if self._store is not None and self._store.entries == self.entries and self._store_agrees(encoder):
             matrix = self._store.matrix
         else:
             known = self._store.lookup() if self._store is not None else {}
@@ -316,6 +351,26 @@ class Index:
         owners = np.array([self._position.get(e.id, -1) for e in self.entries])
         kinds = np.array([e.kind for e in self.entries])
         return _Semantic(matrix=matrix, owners=owners, kinds=kinds, wordpieces=encoder.vocabulary())
+
+    def _store_agrees(self, encoder: Encoder, samples: int = 3) -> bool:
+        """Re-embed a few stored texts: a store of random or foreign vectors is not used.
+
+        Costs a few milliseconds once; a wrong store would otherwise give
+        confident wrong answers for the life of the process.
+        """
+        store = self._store
+        rows = sorted({0, len(store.entries) // 2, len(store.entries) - 1})[:samples]
+        fresh = encoder.encode([store.entries[i].text for i in rows])
+        agreement = float(np.min(np.sum(fresh * store.matrix[rows], axis=1)))
+        if agreement < 0.95:
+            log.warning(
+                "vector store does not match the encoder (cosine %.2f on a spot check); re-embedding the "
+                "catalog. Rebuild it with: python build_scripts/build_vectors.py",
+                agreement,
+            )
+            self._store = None
+            return False
+        return True
 
     def warm(self) -> bool:
         """Load the encoder and vectors now; True when semantic matching is available."""
@@ -370,6 +425,7 @@ class Index:
         else:
             scores, threshold, method = coverage, tune.lexical_threshold, "lexical"
             off_topic = -1.0
+        scores = np.nan_to_num(scores, nan=-1.0, posinf=-1.0, neginf=-1.0)
         order = np.argsort(-scores, kind="stable")[:k]
         candidates = [
             Candidate(
@@ -402,6 +458,8 @@ class Index:
 
     def _confidence(self, score: float, threshold: float) -> float:
         """Logistic map of a score: 0.5 at the abstain threshold, near 1 well above it."""
+        if not math.isfinite(float(score)):
+            return 0.0
         value = 1.0 / (1.0 + math.exp(-(float(score) - threshold) / self.tuning.spread))
         return round(value, 3)
 

@@ -8,9 +8,17 @@ for any catalog.
 from __future__ import annotations
 
 import math
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 
 from .text import edit_distance
+
+# A word longer than this is not a typo of anything: nobody misspells a 30-letter
+# token, and the deletion variants of long words grow as len**2, so bounding it
+# keeps one query (or one record) at microseconds and kilobytes.
+MAX_CORRECTABLE = 24
+MAX_VARIANTS = 5000  # deletion variants generated for one word, at most
+CACHE_SIZE = 2048  # remembered corrections (an LRU, so unique junk words cannot grow it)
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s")
 
@@ -24,12 +32,14 @@ def stem(token: str) -> str:
 
 
 def _deletions(word: str, depth: int) -> set[str]:
-    """``word`` and every string made by deleting up to ``depth`` of its letters."""
+    """``word`` and every string made by deleting up to ``depth`` of its letters (bounded)."""
     variants = {word}
     frontier = {word}
     for _ in range(depth):
         frontier = {w[:i] + w[i + 1 :] for w in frontier for i in range(len(w))}
         variants |= frontier
+        if len(variants) > MAX_VARIANTS:
+            break
     return variants
 
 
@@ -46,7 +56,9 @@ class LexicalIndex:
         self.unknown_idf = math.log(1 + n)
         self.vocabulary = set(counts)
         self._deletes: dict[str, set[str]] | None = None  # built on the first correction
-        self._corrections: dict[str, str | None] = {}
+        self._corrections: OrderedDict[str, str | None] = OrderedDict()
+        self._lock = threading.Lock()
+        self.longest = max((len(t) for t in self.vocabulary), default=0)
 
     def correct(self, term: str) -> str | None:
         """The catalog term one or two typos away from ``term``, or None if none or unclear.
@@ -56,9 +68,18 @@ class LexicalIndex:
         """
         if term in self.vocabulary or len(term) < 4:
             return None
-        if term not in self._corrections:
-            self._corrections[term] = self._nearest(term)
-        return self._corrections[term]
+        if len(term) > min(MAX_CORRECTABLE, self.longest + 2):
+            return None  # longer than any catalog word plus two edits: nothing to correct to
+        with self._lock:
+            if term in self._corrections:
+                self._corrections.move_to_end(term)
+                return self._corrections[term]
+        guess = self._nearest(term)
+        with self._lock:
+            self._corrections[term] = guess
+            if len(self._corrections) > CACHE_SIZE:
+                self._corrections.popitem(last=False)
+        return guess
 
     def _nearest(self, term: str) -> str | None:
         limit = 1 if len(term) < 7 else 2
@@ -80,14 +101,23 @@ class LexicalIndex:
         Two words within ``limit`` edits always share a string reachable by at
         most ``limit`` deletions from each, so only those need an exact check.
         """
-        if self._deletes is None:
-            self._deletes = {}
-            for known in self.vocabulary:
-                for variant in _deletions(known, 1 if len(known) < 6 else 2):
-                    self._deletes.setdefault(variant, set()).add(known)
+        deletes = self._deletes
+        if deletes is None:
+            with self._lock:
+                if self._deletes is None:
+                    # Fill a local table and publish it whole: another thread must
+                    # never see it half built (it would cache wrong corrections).
+                    table: dict[str, set[str]] = {}
+                    for known in self.vocabulary:
+                        if len(known) > MAX_CORRECTABLE:
+                            continue
+                        for variant in _deletions(known, 1 if len(known) < 6 else 2):
+                            table.setdefault(variant, set()).add(known)
+                    self._deletes = table
+                deletes = self._deletes
         found: set[str] = set()
         for variant in _deletions(term, limit):
-            found |= self._deletes.get(variant, set())
+            found |= deletes.get(variant, set())
         return found
 
     def scores(self, terms: list[str]) -> list[float]:

@@ -1,29 +1,24 @@
-"""A small JSON Schema checker for the catalog files, with messages a person can act on.
+"""JSON Schema validation of the catalog files, with messages that name the file, record and field.
 
-It covers the keywords ``data/schema.json`` uses (type, enum, required,
-properties, additionalProperties, items, minItems, minLength, pattern, $ref).
-Loading stays fast and needs no extra dependency; the test suite checks the
-same files with the full ``jsonschema`` library so the two cannot drift.
+The schemas live next to the data (``schema.json`` for agent files,
+``capabilities.schema.json``, ``aliases.schema.json``, ``catalog.schema.json``).
+Validation uses the ``jsonschema`` package, which the runtime already has
+through the ``mcp`` SDK; this module only turns its errors into sentences.
 """
 
 from __future__ import annotations
 
-import re
+from functools import cache
+from pathlib import Path
 from typing import Any
 
-_TYPES = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "boolean": bool,
-    "null": type(None),
-}
+import jsonschema
 
 
-def _describe(path: list[str | int], instance_root: Any) -> str:
-    """'capabilities[3] (MCP Support) field tier' from a path into the document."""
+def _describe(path: list[str | int], doc: Any) -> str:
+    """'capabilities[3] (MCP Support).tier' from a path into the document."""
     parts: list[str] = []
-    node = instance_root
+    node = doc
     for step in path:
         if isinstance(step, int):
             label = f"[{step}]"
@@ -32,56 +27,36 @@ def _describe(path: list[str | int], instance_root: Any) -> str:
                 label += f" ({node['name']})"
             parts.append(label)
         else:
-            parts.append(f".{step}" if parts else step)
+            parts.append(f".{step}" if parts else str(step))
             node = node.get(step) if isinstance(node, dict) else None
     return "".join(parts) or "top level"
 
 
-def validate(instance: Any, schema: dict) -> list[str]:
-    """Return every violation of ``schema`` in ``instance`` as a readable message."""
-    errors: list[str] = []
-    _check(instance, schema, schema, [], errors, instance)
-    return errors
+def _message(error: jsonschema.ValidationError) -> str:
+    if error.validator == "enum":
+        allowed = ", ".join("null" if v is None else repr(v) for v in error.validator_value)
+        return f"{error.instance!r} is not allowed; use one of {allowed}"
+    if error.validator == "type":
+        return f"expected {error.validator_value}, got {type(error.instance).__name__}"
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is missing (required)")
+    if error.validator == "additionalProperties":
+        allowed = ", ".join(error.schema.get("properties", {}))
+        return f"{error.message} (allowed: {allowed})"
+    if error.validator == "minLength":
+        return "must not be empty"
+    return error.message
 
 
-def _check(value: Any, schema: dict, root: dict, path: list, errors: list, doc: Any) -> None:
-    if "$ref" in schema:
-        name = schema["$ref"].rsplit("/", 1)[-1]
-        schema = root["$defs"][name]
-    where = _describe(path, doc)
+@cache
+def _validator(schema_path: Path) -> jsonschema.Draft202012Validator:
+    import json
 
-    if "enum" in schema and value not in schema["enum"]:
-        allowed = ", ".join("null" if v is None else repr(v) for v in schema["enum"])
-        errors.append(f"{where}: {value!r} is not allowed; use one of {allowed}")
-        return
-    expected = schema.get("type")
-    if expected:
-        py_type = _TYPES[expected]
-        if not isinstance(value, py_type) or (expected != "boolean" and isinstance(value, bool)):
-            errors.append(f"{where}: expected {expected}, got {type(value).__name__}")
-            return
-    if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0):
-            errors.append(f"{where}: must not be empty")
-        pattern = schema.get("pattern")
-        if pattern and not re.search(pattern, value):
-            errors.append(f"{where}: {value!r} does not match {pattern}")
-    if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
-            errors.append(f"{where}: needs at least {schema['minItems']} item(s)")
-        if "items" in schema:
-            for index, item in enumerate(value):
-                _check(item, schema["items"], root, [*path, index], errors, doc)
-    if isinstance(value, dict):
-        for key in schema.get("required", []):
-            if key not in value:
-                errors.append(f"{where}: missing required field '{key}'")
-        properties = schema.get("properties", {})
-        if schema.get("additionalProperties") is False:
-            for key in value:
-                if key not in properties:
-                    allowed = ", ".join(properties)
-                    errors.append(f"{where}: unknown field '{key}' (allowed: {allowed})")
-        for key, sub in properties.items():
-            if key in value:
-                _check(value[key], sub, root, [*path, key], errors, doc)
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate(instance: Any, schema_path: Path, *, limit: int = 20) -> list[str]:
+    """Every violation of the schema at ``schema_path`` in ``instance``, as readable messages."""
+    errors = sorted(_validator(Path(schema_path)).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    return [f"{_describe(list(e.absolute_path), instance)}: {_message(e)}" for e in errors[:limit]]

@@ -79,10 +79,26 @@ def load_store(path: Path) -> VectorStore:
         matrix = np.frombuffer(blob, dtype="<f4").reshape(len(entries), dim)
     except FileNotFoundError:
         raise
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"vector store {path} is unreadable: {exc}") from exc
-    return VectorStore(
-        model=doc.get("model", ""),
-        entries=entries,
-        matrix=matrix.astype(np.float32),
-    )
+    model = doc.get("model", "")
+    check_matrix(matrix, where=f"vector store {path}", model=model)
+    return VectorStore(model=model, entries=entries, matrix=matrix.astype(np.float32))
+
+
+def check_matrix(matrix: np.ndarray, *, where: str, model: str = MODEL_ID, tolerance: float = 1e-3) -> None:
+    """Raise ``ValueError`` unless every row is a finite unit vector of the model's dimension.
+
+    NaN rows would make every query answer the first record with confidence NaN;
+    zero rows would never match. Both are caught here, before they are used.
+    """
+    if model != MODEL_ID:
+        raise ValueError(f"{where} was embedded with '{model}', but the encoder is '{MODEL_ID}'")
+    if matrix.ndim != 2 or (len(matrix) and matrix.shape[1] != DIMENSION):
+        raise ValueError(f"{where} has vectors of shape {matrix.shape}; expected (n, {DIMENSION})")
+    if not np.isfinite(matrix).all():
+        raise ValueError(f"{where} contains NaN or infinite values")
+    norms = np.linalg.norm(matrix, axis=1)
+    bad = np.flatnonzero(np.abs(norms - 1.0) > tolerance)
+    if len(bad):
+        raise ValueError(f"{where}: {len(bad)} vector(s) are not unit length (first: row {int(bad[0])})")

@@ -12,6 +12,7 @@ MAX_QUERY_CHARS = 1000
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _TOKEN = re.compile(r"[0-9a-z]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 # Words that carry no meaning for capability matching; dropping them keeps
 # "does it support X?" from matching everything that mentions "support".
@@ -30,12 +31,17 @@ _EXAMPLES = {
 _DEFAULT_EXAMPLE = "a capability name or a few words, e.g. 'MCP support'"
 
 
+def clean_text(text: str) -> str:
+    """Replace lone UTF-16 surrogates (invalid in UTF-8, fatal to the tokenizer) with U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def validate_query(query: object, *, field: str = "query") -> str:
     """Return ``query`` stripped, or raise ``InvalidQueryError`` saying why it is unusable."""
     example = _EXAMPLES.get(field, _DEFAULT_EXAMPLE)
     if not isinstance(query, str):
         raise InvalidQueryError(f"{field} must be a string, got {type(query).__name__}. Pass {example}.")
-    cleaned = _CONTROL.sub(" ", query).strip()
+    cleaned = clean_text(_CONTROL.sub(" ", query)).strip()
     if not cleaned:
         raise InvalidQueryError(f"{field} is empty. Pass {example}.")
     if len(cleaned) > MAX_QUERY_CHARS:

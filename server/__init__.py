@@ -10,42 +10,103 @@ import sys
 TOKEN_ENV = "AGENT_CAPABILITIES_TOKEN"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad argument in one line instead of the whole usage text."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a port number; use 1-65535") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a valid port; use 1-65535")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve stdio (default) or streamable HTTP. Logs go to stderr; stdout is the protocol's."""
-    parser = argparse.ArgumentParser(
+    from .server import package_version
+
+    parser = _Parser(
         prog="agent-capabilities-mcp",
         description="MCP server answering what coding agents can do, with setup notes and sources.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    parser.add_argument("--port", type=_port, default=8000, help="HTTP port (default 8000)")
     parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="HOST",
-        help="extra Host header value to accept over HTTP (DNS-rebinding protection is on)",
+        help="another host name to accept in the Host and Origin headers over HTTP (repeatable)",
     )
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
 
-    from .server import build_server, http_app
+    from engine import get_catalog
+    from engine.errors import EngineError
+
+    try:
+        get_catalog()  # broken data: one clear line now, not a traceback after the handshake started
+    except EngineError as exc:
+        sys.stderr.write(f"agent-capabilities-mcp: cannot start: {exc}\n")
+        return 1
+
+    from .server import build_server
 
     server = build_server()
     if args.transport == "stdio":
-        server.run("stdio")
-        return 0
+        import anyio
 
+        from .stdio import serve_stdio
+
+        try:
+            anyio.run(serve_stdio, server)
+        except KeyboardInterrupt:
+            pass
+        return 0
+    return _serve_http(server, args)
+
+
+def _serve_http(server, args) -> int:
     import uvicorn
 
+    from .http import KEEP_ALIVE_TIMEOUT, BoundedH11Protocol, http_app, is_loopback
+
     token = os.environ.get(TOKEN_ENV) or None
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
-        logging.getLogger("server").warning(
-            "serving on %s without %s set: anyone who can reach this port can call the tools",
-            args.host,
-            TOKEN_ENV,
-        )
     app = http_app(server, host=args.host, port=args.port, token=token, allowed_hosts=args.allow_host)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower())
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    if is_loopback(args.host):
+        access = "loopback clients only"
+    elif token:
+        names = ", ".join(args.allow_host) or "none yet (add with --allow-host)"
+        access = f"remote clients need the bearer token and an allowed Host: {names}"
+    else:
+        access = f"remote clients are refused until {TOKEN_ENV} is set; loopback clients only"
+    sys.stderr.write(f"serving http://{shown}:{args.port}/mcp ({access})\n")
+    sys.stderr.flush()
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level.lower(),
+        http=BoundedH11Protocol,
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+        timeout_graceful_shutdown=2,
+    )
+    try:
+        uvicorn.Server(config).run()
+    except KeyboardInterrupt:
+        return 0
+    except (OSError, SystemExit) as exc:
+        code = exc.code if isinstance(exc, SystemExit) else 1
+        sys.stderr.write(f"agent-capabilities-mcp: cannot serve on {args.host}:{args.port}: {exc}\n")
+        return code if isinstance(code, int) and code else 1
     return 0

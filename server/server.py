@@ -1,47 +1,46 @@
-"""The MCP server: four read-only tools wired to ``engine.answers``.
+"""The MCP server: read-only catalog tools wired to ``engine.answers``.
 
 No matching or data logic lives here; this module only declares the tools,
-turns engine errors into tool errors the model can read, and picks a transport.
+checks their arguments, turns engine errors into tool errors the model can
+read, and names the agents the catalog holds in the tool descriptions.
 """
 
-from __future__ import annotations
-
-import hmac
 import json
 import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated
+from importlib import metadata
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from engine import answers, capability_index, get_catalog
 from engine.errors import EngineError
 
+from .arguments import check_arguments
+
 log = logging.getLogger("server")
 
-AGENT_IDS = "claude-code, copilot-cli, gemini-cli, vscode-copilot"
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, openWorldHint=False, idempotentHint=True, destructiveHint=False
 )
 
-AgentArg = Annotated[str, Field(description=f"Agent id: {AGENT_IDS} (names like 'Claude Code' also work).")]
-CapabilityArg = Annotated[
-    str,
-    Field(
-        description="Capability in any words, e.g. 'MCP support', 'autocomplete', 'undo the agent's edits'."
-    ),
-]
+
+def package_version() -> str:
+    """The installed package's version ('0+unknown' when run from an uninstalled checkout)."""
+    try:
+        return metadata.version("agent-capabilities")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 def _dump(payload: dict) -> str:
-    """Compact JSON: no indentation, no ASCII escaping, to keep responses cheap in tokens."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON: no indentation, no ASCII escaping, never NaN (invalid JSON)."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _call(func, *args) -> str:
@@ -49,6 +48,21 @@ def _call(func, *args) -> str:
         return _dump(func(*args))
     except EngineError as exc:
         raise ToolError(str(exc)) from exc
+    except ValueError as exc:  # a non-finite number would have made invalid JSON
+        log.error("refusing to send an answer with a non-finite number: %s", exc)
+        raise ToolError("internal error: the answer contained an invalid number; please report it") from exc
+
+
+class CapabilityServer(MCPServer):
+    """MCPServer that checks arguments itself, so errors name the argument and the valid values."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            problem = check_arguments(name, arguments or {}, tool.parameters)
+            if problem:
+                raise ToolError(problem)
+        return await super().call_tool(name, arguments, context)
 
 
 def _warm_engine() -> None:
@@ -72,16 +86,31 @@ async def _warm(_: MCPServer) -> AsyncIterator[None]:
 
 
 def build_server() -> MCPServer:
-    """Create the server with its four tools."""
-    server = MCPServer(
+    """Create the server with its tools; agent names in the descriptions come from the catalog."""
+    catalog = get_catalog()
+    agent_ids = ", ".join(catalog.agent_ids)
+    agent_names = ", ".join(a.display_name for a in catalog.agents.values())
+    server = CapabilityServer(
         name="agent-capabilities",
+        version=package_version(),
         instructions=(
-            "Sourced facts about what coding agents (Claude Code, Copilot CLI, Gemini CLI, "
-            "Copilot in VS Code) can do, how to set it up, and where it is documented."
+            f"Sourced facts about what coding agents ({agent_names}) can do, how to set it up, "
+            "and where it is documented."
         ),
         lifespan=_warm,
         log_level="WARNING",
     )
+    agent_arg = Annotated[
+        str, Field(description=f"Agent id: {agent_ids} (names like 'Claude Code' also work).")
+    ]
+    capability_arg = Annotated[
+        str,
+        Field(
+            description=(
+                "Capability in any words, e.g. 'MCP support', 'autocomplete', 'undo the agent's edits'."
+            )
+        ),
+    ]
 
     @server.tool(
         description=(
@@ -91,7 +120,7 @@ def build_server() -> MCPServer:
         annotations=READ_ONLY,
         structured_output=False,
     )
-    def lookup_capability(agent: AgentArg, capability: CapabilityArg) -> str:
+    def lookup_capability(agent: agent_arg, capability: capability_arg) -> str:
         return _call(answers.lookup, agent, capability)
 
     @server.tool(
@@ -103,9 +132,10 @@ def build_server() -> MCPServer:
         structured_output=False,
     )
     def compare_capability(
-        capability: CapabilityArg,
+        capability: capability_arg,
         agents: Annotated[
-            list[str] | None, Field(description=f"Agents to compare (default: all): {AGENT_IDS}.")
+            list[str] | None,
+            Field(description=f"Agents to compare; omit for all. Ids: {agent_ids}."),
         ] = None,
     ) -> str:
         return _call(answers.compare, capability, agents)
@@ -119,7 +149,7 @@ def build_server() -> MCPServer:
         structured_output=False,
     )
     def list_capabilities(
-        agent: Annotated[str | None, Field(description=f"Agent id: {AGENT_IDS}.")] = None,
+        agent: Annotated[str | None, Field(description=f"Agent id: {agent_ids}.")] = None,
         category: Annotated[
             str | None, Field(description="Category, e.g. customization, security, api-integration.")
         ] = None,
@@ -135,46 +165,19 @@ def build_server() -> MCPServer:
         structured_output=False,
     )
     def get_sources(
-        agent: Annotated[str | None, Field(description=f"Agent id: {AGENT_IDS}.")] = None,
+        agent: Annotated[str | None, Field(description=f"Agent id: {agent_ids}.")] = None,
         capability: Annotated[str | None, Field(description="Capability in any words.")] = None,
     ) -> str:
         return _call(answers.get_sources, agent, capability)
 
+    _drop_unused_methods(server)
     return server
 
 
-class BearerTokenMiddleware:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
-
-    def __init__(self, app, token: str) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                body = b'{"error":"missing or wrong bearer token; set the Authorization header"}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def http_app(server: MCPServer, *, host: str, port: int, token: str | None, allowed_hosts: list[str]):
-    """The streamable-HTTP ASGI app with Host/Origin checks and an optional bearer token."""
-    local = {host, "127.0.0.1", "localhost"}
-    names = sorted(f"[{h}]" if ":" in h else h for h in local)  # IPv6 hosts travel in brackets
-    hosts = [f"{h}:{port}" for h in names] + [f"{h}:*" for h in allowed_hosts]
-    origins = [f"http://{h}:{port}" for h in names]
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
-    app = server.streamable_http_app(transport_security=security, host=host, stateless_http=True)
-    return BearerTokenMiddleware(app, token) if token else app
+def _drop_unused_methods(
+    server: MCPServer, unused: tuple[str, ...] = ("prompts/list", "prompts/get")
+) -> None:
+    """Stop advertising features the server does not offer: the SDK announces every handler it has."""
+    handlers = server._lowlevel_server._request_handlers  # noqa: SLF001 - the SDK has no public switch
+    for method in unused:
+        handlers.pop(method, None)

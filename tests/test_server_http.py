@@ -53,20 +53,21 @@ def wait_for_port(proc: subprocess.Popen, port: int, timeout: float = STARTUP_TI
     raise AssertionError(f"server did not listen on port {port} within {timeout} s")
 
 
-def start_server(token: str | None = None) -> Iterator[str]:
+def start_server(token: str | None = None, *args: str, log: Path | None = None) -> Iterator[str]:
     """Run the HTTP server in a subprocess; yield its /mcp URL; always stop it."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_HTTP_TIMEOUT": "1"}
     env.pop("AGENT_CAPABILITIES_TOKEN", None)
     if token is not None:
         env["AGENT_CAPABILITIES_TOKEN"] = token
     command = [sys.executable, "-m", "server", "--transport", "streamable-http"]
+    stderr = log.open("w") if log else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [*command, "--host", "127.0.0.1", "--port", str(port)],
+        [*command, "--host", "127.0.0.1", "--port", str(port), *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
     )
     try:
         wait_for_port(proc, port)
@@ -78,6 +79,8 @@ def start_server(token: str | None = None) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+        if log:
+            stderr.close()
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +166,10 @@ def test_request_from_the_servers_own_origin_is_served(open_server):
 def test_request_without_token_is_unauthorized(token_server):
     response = post(token_server, LOOKUP_MCP)
     assert response.status_code == 401
-    assert response.headers["www-authenticate"] == "Bearer"
+    assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
+    body = response.json()
+    assert body["error"] == "invalid_token"
+    assert "Authorization: Bearer" in body["error_description"]
     assert "MCP Support" not in response.text
 
 
@@ -191,3 +197,126 @@ def test_sdk_client_with_the_token_calls_a_tool(token_server):
                     return json.loads(result.content[0].text)
 
     assert_mcp_support_answer(anyio.run(run))
+
+
+def test_bearer_scheme_is_case_insensitive(token_server):
+    result = rpc_result(post(token_server, LOOKUP_MCP, Authorization=f"bearer {TOKEN}"))
+    assert result["isError"] is False
+
+
+def test_oauth_discovery_paths_answer_404_even_with_a_token(token_server):
+    base = token_server.removesuffix("/mcp")
+    for path in (
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-authorization-server",
+        "/register",
+    ):
+        response = httpx2.get(base + path, timeout=CALL_TIMEOUT)
+        assert response.status_code == 404, path
+
+
+def test_duplicate_authorization_headers_are_rejected(token_server):
+    headers = [
+        *MCP_HEADERS.items(),
+        ("Authorization", f"Bearer {TOKEN}"),
+        ("Authorization", "Bearer other"),
+    ]
+    response = httpx2.post(token_server, json=LOOKUP_MCP, headers=headers, timeout=CALL_TIMEOUT)
+    assert response.status_code == 400
+    assert "authorization" in response.text
+
+
+def test_duplicate_origin_headers_are_rejected(open_server):
+    origin = open_server.removesuffix("/mcp")
+    headers = [*MCP_HEADERS.items(), ("Origin", origin), ("Origin", "http://evil.example")]
+    response = httpx2.post(open_server, json=LOOKUP_MCP, headers=headers, timeout=CALL_TIMEOUT)
+    assert response.status_code == 400
+
+
+def test_unknown_host_gets_421_naming_the_flag(open_server):
+    response = post(open_server, LOOKUP_MCP, Host="Example.COM")
+    assert response.status_code == 421
+    assert "--allow-host example.com" in response.text
+
+
+@pytest.fixture(scope="module")
+def allow_host_server() -> Iterator[str]:
+    yield from start_server(None, "--allow-host", "MyBox.local")
+
+
+@pytest.mark.parametrize("host", ["mybox.local", "MYBOX.local:8123", "mybox.local:80"])
+def test_allowed_host_is_accepted_with_or_without_port(allow_host_server, host):
+    result = rpc_result(post(allow_host_server, LOOKUP_MCP, Host=host))
+    assert result["isError"] is False
+
+
+@pytest.mark.parametrize("origin", ["http://mybox.local", "https://MyBox.local:9443"])
+def test_allowed_host_is_accepted_as_origin(allow_host_server, origin):
+    result = rpc_result(post(allow_host_server, LOOKUP_MCP, Host="mybox.local", Origin=origin))
+    assert result["isError"] is False
+
+
+def test_foreign_origin_refusal_names_the_flag(allow_host_server):
+    response = post(allow_host_server, LOOKUP_MCP, Origin="http://evil.example")
+    assert response.status_code == 403
+    assert "--allow-host evil.example" in response.text
+
+
+def test_a_trickled_body_is_cut_off(open_server):
+    port = int(open_server.rsplit(":", 1)[1].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        head = (
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{"
+        )
+        sock.sendall(head.encode())
+        started = time.monotonic()
+        reply = sock.recv(4096)
+    assert b" 408 " in reply.split(b"\r\n", 1)[0]
+    assert time.monotonic() - started < 5
+
+
+def test_a_connection_that_never_sends_a_request_is_closed(open_server):
+    port = int(open_server.rsplit(":", 1)[1].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        started = time.monotonic()
+        assert sock.recv(4096) == b""  # closed by the server, not by our 10 s timeout
+    assert time.monotonic() - started < 5
+
+
+def test_startup_line_says_where_it_serves(tmp_path):
+    log = tmp_path / "stderr.txt"
+    for url in start_server(None, log=log):
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while "serving" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert f"serving {url}" in log.read_text()
+
+
+def test_invalid_port_is_one_line_and_nonzero_exit():
+    proc = subprocess.run(
+        [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", "99999"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert "99999" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_port_in_use_is_one_clear_line(open_server):
+    port = open_server.rsplit(":", 1)[1].split("/")[0]
+    proc = subprocess.run(
+        [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", port],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert f"cannot serve on 127.0.0.1:{port}" in proc.stderr

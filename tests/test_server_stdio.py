@@ -14,9 +14,11 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
+import engine
+
 ROOT = Path(__file__).resolve().parent.parent
 TOOL_NAMES = {"lookup_capability", "compare_capability", "list_capabilities", "get_sources"}
-AGENT_IDS = ["claude-code", "copilot-cli", "gemini-cli", "vscode-copilot"]
+AGENT_IDS = engine.get_catalog().agent_ids
 TIMEOUT = 60  # generous: the first semantic query may load (and refresh) the ONNX encoder
 
 
@@ -62,7 +64,7 @@ def test_sdk_stdio_client_lists_and_calls_every_tool():
 
     listing = results["list_capabilities"]
     assert listing["agent"] == "gemini-cli"
-    assert len(listing["capabilities"]) == 43
+    assert len(listing["capabilities"]) == len(engine.get_catalog().capabilities)
 
     sources = results["get_sources"]
     assert sources["capability"] == "MCP Support"
@@ -166,3 +168,88 @@ def test_stdout_carries_nothing_but_json_rpc():
     for line in reader.seen:
         message = json.loads(line)  # anything but JSON-RPC on stdout breaks the protocol
         assert message.get("jsonrpc") == "2.0", line
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+def run_piped(lines: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+    """Feed whole input at once and close stdin, like ``agent-capabilities-mcp < requests.jsonl``."""
+    return subprocess.run(
+        [sys.executable, "-m", "server"],
+        cwd=ROOT,
+        env={**os.environ, **server_env(), **(env or {})},
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+def call_line(request_id: int, tool: str, arguments) -> str:
+    params = {"name": tool, "arguments": arguments}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+
+
+def test_piped_requests_are_all_answered_before_exit():
+    lines = [json.dumps(INIT), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    lines += [
+        call_line(i, "lookup_capability", {"agent": "gemini", "capability": "sandbox"}) for i in range(2, 6)
+    ]
+    proc = run_piped(lines)
+    assert proc.returncode == 0, proc.stderr
+    answered = {json.loads(line)["id"] for line in proc.stdout.splitlines()}
+    assert answered == {1, 2, 3, 4, 5}
+
+
+def test_invalid_lines_get_json_rpc_errors_not_silence():
+    lines = [
+        json.dumps(INIT),
+        "this is not json",
+        json.dumps([{"jsonrpc": "2.0", "id": 8, "method": "ping"}]),
+        json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": ["lookup_capability"]}),
+        "[" * 10000 + "]" * 10000,
+        json.dumps({"jsonrpc": "2.0", "id": 10, "method": "ping"}),
+    ]
+    proc = run_piped(lines)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    errors = [r["error"] for r in replies if "error" in r]
+    assert [e["code"] for e in errors] == [-32700, -32600, -32600, -32700]  # the last: nesting too deep
+    assert "batch" in errors[1]["message"]
+    assert "params must be an object" in errors[2]["message"]
+    assert any(r.get("id") == 9 for r in replies if "error" in r)  # the id is echoed when known
+    assert any(r.get("id") == 10 and "result" in r for r in replies)  # the stream goes on after errors
+    assert proc.stderr.count("answered an invalid message") == 4
+
+
+def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path):
+    caps = json.loads((data_copy / "capabilities.json").read_text())
+    del caps["capabilities"][0]["summary"]
+    (data_copy / "capabilities.json").write_text(json.dumps(caps))
+    script = (
+        "import sys, engine.catalog as c; c.DATA_DIR = c.Path(sys.argv[1]); "
+        "import server; raise SystemExit(server.main([]))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(data_copy)],
+        cwd=ROOT,
+        env={**os.environ, **server_env()},
+        input=json.dumps(INIT) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "capabilities.json" in lines[0] and "summary" in lines[0] and "Agent Mode" in lines[0]
