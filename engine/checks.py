@@ -96,12 +96,12 @@ def source_problems(agent: dict) -> list[str]:
 
 
 def stale_sources(agent: dict, today: dt.date, days: int = STALE_DAYS) -> list[str]:
-    """Records whose newest source check is older than ``days``."""
+    """Sources whose last check is older than ``days``: each one must be re-read or dropped."""
     problems = []
     for rec in agent["capabilities"]:
-        dates = [src["verifiedDate"] for src in rec.get("sources", [])]
-        if dates and (today - dt.date.fromisoformat(max(dates))).days > days:
-            problems.append(f"{agent['id']} {rec['name']}: sources last verified {max(dates)}")
+        for src in rec.get("sources", []):
+            if (today - dt.date.fromisoformat(src["verifiedDate"])).days > days:
+                problems.append(f"{agent['id']} {rec['name']}: {src['url']} last verified {src['verifiedDate']}")
     return problems
 
 
