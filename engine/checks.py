@@ -1,0 +1,111 @@
+"""Catalog truth checks that the schema cannot express: URLs, freshness and status consistency.
+
+Used by the tests (so a moved page or a stale maturity fails CI) and by
+``build_scripts/check_catalog.py`` (a report for maintainers). Every function
+takes plain parsed JSON and returns a list of problems as sentences.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+STALE_DAYS = 90
+# Query parameters that only say where a link was copied from.
+TRACKING_PARAMS = ("ref", "m", "fbclid", "gclid")
+
+
+def load_docs_indexes(data_dir: Path = DATA_DIR) -> dict[str, dict]:
+    """``engine/data/docs/<agent-id>.json`` by agent id (empty when there are none)."""
+    folder = Path(data_dir) / "docs"
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
+
+
+def normalize_url(url: str) -> str:
+    """The page a URL points at: no fragment, no query, no trailing slash."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
+
+
+def tracking_params(url: str) -> list[str]:
+    """Names of tracking query parameters in ``url`` ('ref', 'm', 'utm_source', ...)."""
+    names = [name for name, _ in parse_qsl(urlsplit(url).query, keep_blank_values=True)]
+    return [n for n in names if n in TRACKING_PARAMS or n.startswith("utm_")]
+
+
+def record_urls(agent: dict) -> list[tuple[str, str]]:
+    """(where, url) for the agent's docsUrl, every startUrl and every source URL."""
+    urls = [("docsUrl", agent["docsUrl"])]
+    for rec in agent["capabilities"]:
+        start = rec.get("implementationNotes", {}).get("startUrl")
+        if start:
+            urls.append((f"{rec['name']}: startUrl", start))
+        urls.extend((f"{rec['name']}: source", src["url"]) for src in rec.get("sources", []))
+    return urls
+
+
+def url_problems(agent: dict, indexes: dict[str, dict]) -> list[str]:
+    """URLs on an official docs site that are not pages of it, and URLs with tracking strings.
+
+    A URL is checked against every index whose site it starts with, so a VS Code
+    record citing a GitHub Docs page is held to the GitHub Docs index too.
+    """
+    pages = {site["site"]: {normalize_url(p) for p in site["pages"]} for site in indexes.values()}
+    problems = []
+    for where, url in record_urls(agent):
+        params = tracking_params(url)
+        if params:
+            problems.append(f"{agent['id']} {where}: {url} carries tracking parameter(s) {', '.join(params)}")
+        for site, known in pages.items():
+            if normalize_url(url).startswith(normalize_url(site)) and normalize_url(url) not in known:
+                problems.append(f"{agent['id']} {where}: {url} is not a page of {site} at the snapshot")
+    return problems
+
+
+def ga_date(agent: dict) -> str | None:
+    """The date the product became generally available, from its status facts."""
+    for fact in agent.get("statusFacts", []):
+        if fact["kind"] == "general-availability":
+            return fact["date"]
+    return None
+
+
+def maturity_problems(agent: dict) -> list[str]:
+    """Pre-release maturity on a GA product without a note saying the docs mark that feature so."""
+    if ga_date(agent) is None:
+        return []
+    return [
+        f"{agent['id']} {rec['name']}: maturityLevel '{rec['maturityLevel']}' although the product is "
+        f"generally available since {ga_date(agent)}; add a maturityNote citing the docs' preview label "
+        "or correct it"
+        for rec in agent["capabilities"]
+        if rec["available"] and rec["maturityLevel"] in ("beta", "experimental") and not rec.get("maturityNote")
+    ]
+
+
+def source_problems(agent: dict) -> list[str]:
+    """Available records with no source at all."""
+    return [
+        f"{agent['id']} {rec['name']}: no sources"
+        for rec in agent["capabilities"]
+        if rec["available"] and not rec.get("sources")
+    ]
+
+
+def stale_sources(agent: dict, today: dt.date, days: int = STALE_DAYS) -> list[str]:
+    """Sources whose last check is older than ``days``: each one must be re-read or dropped."""
+    problems = []
+    for rec in agent["capabilities"]:
+        for src in rec.get("sources", []):
+            if (today - dt.date.fromisoformat(src["verifiedDate"])).days > days:
+                problems.append(f"{agent['id']} {rec['name']}: {src['url']} last verified {src['verifiedDate']}")
+    return problems
+
+
+def newest_check(record: dict) -> str | None:
+    """The most recent ``verifiedDate`` among a record's sources."""
+    dates = [src["verifiedDate"] for src in record.get("sources", [])]
+    return max(dates) if dates else None
