@@ -88,7 +88,11 @@ def build(agent_id: str, list_files, read, commit: str, date: str) -> dict:
     outside = [p for p in pages if not p.startswith(site.SITE)]
     if outside:
         raise SystemExit(f"{agent_id}: pages outside {site.SITE}: {outside[:3]}")
-    return {"site": site.SITE, "snapshot": {"repo": site.REPO, "commit": commit, "date": date}, "pages": pages}
+    return {
+        "site": site.SITE,
+        "snapshot": {"repo": site.REPO, "commit": commit, "date": date},
+        "pages": pages,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or OUT / f"{args.agent}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{out}: {len(doc['pages'])} pages at {doc['snapshot']['repo']}@{commit[:7]} ({date})", file=sys.stderr)
+    print(
+        f"{out}: {len(doc['pages'])} pages at {doc['snapshot']['repo']}@{commit[:7]} ({date})",
+        file=sys.stderr,
+    )
     return 0
 
 

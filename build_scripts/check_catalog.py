@@ -34,7 +34,9 @@ def schema_problems(agent: dict) -> list[str]:
         f"{agent.get('id')} schema: {'/'.join(map(str, e.absolute_path))}: {e.message}"
         for e in jsonschema.Draft202012Validator(schema).iter_errors(agent)
     ]
-    canon = {c["name"]: c["category"] for c in json.loads((DATA / "capabilities.json").read_text())["capabilities"]}
+    canon = {
+        c["name"]: c["category"] for c in json.loads((DATA / "capabilities.json").read_text())["capabilities"]
+    }
     names = [rec.get("name") for rec in agent.get("capabilities", [])]
     problems += [f"{agent.get('id')}: no record for '{n}'" for n in canon if n not in names]
     problems += [f"{agent.get('id')}: '{n}' is not a canonical capability" for n in names if n not in canon]
@@ -42,11 +44,15 @@ def schema_problems(agent: dict) -> list[str]:
         if rec.get("name") in canon and rec.get("category") != canon[rec["name"]]:
             problems.append(f"{agent.get('id')} {rec['name']}: category should be '{canon[rec['name']]}'")
         if not rec.get("available") and not rec.get("alternative"):
-            problems.append(f"{agent.get('id')} {rec.get('name')}: unavailable without an alternative (add one if any exists)")
+            problems.append(
+                f"{agent.get('id')} {rec.get('name')}: unavailable without an alternative (add one if any exists)"
+            )
     return problems
 
 
-def report(agent_ids: list[str] | None, today: dt.date, days: int, strict_schema: bool) -> dict[str, list[str]]:
+def report(
+    agent_ids: list[str] | None, today: dt.date, days: int, strict_schema: bool
+) -> dict[str, list[str]]:
     indexes = checks.load_docs_indexes(DATA)
     sections: dict[str, list[str]] = {
         "stale sources": [],
@@ -68,14 +74,20 @@ def report(agent_ids: list[str] | None, today: dt.date, days: int, strict_schema
         sections["inconsistent maturity"] += checks.maturity_problems(agent)
         sections["records without sources"] += checks.source_problems(agent)
         if agent["id"] not in indexes:
-            sections["agents without a docs index"].append(f"{agent['id']}: no engine/data/docs/{agent['id']}.json")
+            sections["agents without a docs index"].append(
+                f"{agent['id']}: no engine/data/docs/{agent['id']}.json"
+            )
     return sections
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agent", action="append", help="check only this agent (repeatable); adds schema checks")
-    parser.add_argument("--days", type=int, default=checks.STALE_DAYS, help="staleness limit in days (default 90)")
+    parser.add_argument(
+        "--agent", action="append", help="check only this agent (repeatable); adds schema checks"
+    )
+    parser.add_argument(
+        "--days", type=int, default=checks.STALE_DAYS, help="staleness limit in days (default 90)"
+    )
     parser.add_argument("--today", type=dt.date.fromisoformat, default=dt.date.today(), help="reference date")
     args = parser.parse_args(argv)
     sections = report(args.agent, args.today, args.days, strict_schema=bool(args.agent))

@@ -57,6 +57,17 @@ def _alternatives(result: Match, catalog: Catalog, agent_id: str | None = None) 
     return rows
 
 
+def available_in(name: str, catalog: Catalog) -> list[str]:
+    """Agent ids whose record for this capability says it is available."""
+    return [a.id for a in catalog.agents.values() if a.records[name]["available"]]
+
+
+def checked_on(record: dict) -> str | None:
+    """The newest date a source of this record was verified: how fresh the answer is."""
+    dates = [src["verifiedDate"] for src in record.get("sources", [])]
+    return max(dates) if dates else None
+
+
 def _resolve_capability(capability: object) -> tuple[Match, bool]:
     """Match the capability text; second item is True when something was found."""
     text = validate_query(capability, field="capability")
@@ -93,12 +104,18 @@ def lookup(agent: str, capability: str) -> dict:
     result, found = _resolve_capability(capability)
     if not found:
         return {"agent": agent_id, "capability": None, **_no_match(result, catalog, agent_id)}
-    record = catalog.agents[agent_id].record(result.name)
+    agent_obj = catalog.agents[agent_id]
+    record = agent_obj.record(result.name)
     body = {key: record[key] for key in _RECORD_FIELDS if key in record}
-    for key in ("alternative", "implementationNotes", "sources"):
+    for key in ("maturityNote", "alternative", "implementationNotes", "sources"):
         if record.get(key):
             body[key] = record[key]
+    if not record["available"]:
+        body["availableIn"] = available_in(result.name, catalog)
     answer = {"agent": agent_id, "capability": body, "match": _match_info(result)}
+    answer["freshness"] = {"checked": checked_on(record), "docsSnapshot": agent_obj.docs_snapshot["date"]}
+    if agent_obj.status_facts:
+        answer["agentStatus"] = agent_obj.status_lines()
     if result.ambiguous:
         answer["alternatives"] = _alternatives(result, catalog, agent_id)
     return answer
@@ -115,7 +132,7 @@ def compare(capability: str, agents: list[str] | None = None) -> dict:
     for agent_id in agent_ids:
         record = catalog.agents[agent_id].records[result.name]
         if not record["available"]:
-            rows.append({"agent": agent_id, "available": False})
+            rows.append({"agent": agent_id, "available": False, "checked": checked_on(record)})
             continue
         notes = record.get("implementationNotes", {})
         row = {
@@ -127,8 +144,14 @@ def compare(capability: str, agents: list[str] | None = None) -> dict:
         if record.get("terminology"):
             row["terminology"] = record["terminology"]
         row["implementationNotes"] = {k: notes[k] for k in ("setup", "startUrl") if k in notes}
+        row["checked"] = checked_on(record)
         rows.append(row)
-    answer = {"capability": result.name, "match": _match_info(result), "comparison": rows}
+    answer = {
+        "capability": result.name,
+        "match": _match_info(result),
+        "comparison": rows,
+        "availableIn": available_in(result.name, catalog),
+    }
     if result.ambiguous:
         answer["alternatives"] = _alternatives(result, catalog)
     return answer
@@ -162,6 +185,7 @@ def list_capabilities(agent: str | None = None, category: str | None = None) -> 
             item["available"] = record["available"]
             items.append(item)
     answer["capabilities"] = items
+    answer["docsSnapshot"] = {a: catalog.agents[a].docs_snapshot["date"] for a in agent_ids}
     return answer
 
 

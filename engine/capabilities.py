@@ -9,11 +9,13 @@ from functools import cache
 
 from .catalog import Catalog, get_catalog
 from .index import Index, Record
+from .judge import load_judge
 from .paths import vectors_dir
 from .results import Match
 from .text import content_tokens, validate_query
 
 VECTOR_FILE = "capability-vectors.json"
+JUDGE_FILE = "confidence-model.json"
 
 
 def capability_records(catalog: Catalog) -> list[Record]:
@@ -50,6 +52,7 @@ def _capability_index() -> Index:
         capability_records(catalog),
         vectors=vectors_dir() / VECTOR_FILE,
         out_of_scope=catalog.out_of_scope,
+        judge=load_judge(vectors_dir() / JUDGE_FILE),
     )
 
 
@@ -73,6 +76,12 @@ def strip_agents(query: str, catalog: Catalog | None = None) -> str:
     return stripped if content_tokens(stripped) else query
 
 
+def names_only_agents(query: str, catalog: Catalog | None = None) -> bool:
+    """True when the query is nothing but agent names ('copilot', 'claude code?'): no capability asked."""
+    pattern = _agent_pattern(catalog or get_catalog())
+    return bool(pattern.search(query)) and not content_tokens(pattern.sub(" ", query))
+
+
 def match(query: str, *, k: int = 3) -> Match:
     """Resolve a capability question or name to a canonical capability.
 
@@ -80,6 +89,8 @@ def match(query: str, *, k: int = 3) -> Match:
     Agent names in the query are ignored ('does Claude Code support MCP?').
     """
     text = validate_query(query)
+    if names_only_agents(text):
+        return Match(text, None, None, 0.0, "none", [], False)
     result = capability_index().match(strip_agents(text), k=k)
     return dataclasses.replace(result, query=text)
 

@@ -43,6 +43,14 @@ class Agent:
     aliases: tuple[str, ...]
     docs_url: str
     records: dict[str, dict] = field(repr=False)
+    docs_snapshot: dict = field(
+        default_factory=dict
+    )  # {"repo", "commit", "date"} the facts were checked against
+    status_facts: tuple[dict, ...] = ()  # GA dates, sign-in and plan changes, renames
+
+    def status_lines(self) -> list[str]:
+        """Agent-level facts that change many answers at once, one line each ('2026-06-18 sign-in: ...')."""
+        return [f"{f['date']} {f['kind']}: {f['fact']}" for f in self.status_facts]
 
     def record(self, capability: str) -> dict:
         """A copy of this agent's record for a canonical capability name."""
@@ -245,6 +253,8 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
             aliases=tuple(data["aliases"]),
             docs_url=data["docsUrl"],
             records={name: records[name] for name in canon},
+            docs_snapshot=dict(data["docsSnapshot"]),
+            status_facts=tuple(data.get("statusFacts", ())),
         )
         for rec in records.values():
             if rec.get("terminology") and rec["available"]:

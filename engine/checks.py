@@ -82,7 +82,9 @@ def maturity_problems(agent: dict) -> list[str]:
         f"generally available since {ga_date(agent)}; add a maturityNote citing the docs' preview label "
         "or correct it"
         for rec in agent["capabilities"]
-        if rec["available"] and rec["maturityLevel"] in ("beta", "experimental") and not rec.get("maturityNote")
+        if rec["available"]
+        and rec["maturityLevel"] in ("beta", "experimental")
+        and not rec.get("maturityNote")
     ]
 
 
@@ -101,7 +103,9 @@ def stale_sources(agent: dict, today: dt.date, days: int = STALE_DAYS) -> list[s
     for rec in agent["capabilities"]:
         for src in rec.get("sources", []):
             if (today - dt.date.fromisoformat(src["verifiedDate"])).days > days:
-                problems.append(f"{agent['id']} {rec['name']}: {src['url']} last verified {src['verifiedDate']}")
+                problems.append(
+                    f"{agent['id']} {rec['name']}: {src['url']} last verified {src['verifiedDate']}"
+                )
     return problems
 
 

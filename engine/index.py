@@ -2,98 +2,34 @@
 
 ``Index.from_records`` takes records ``{"id", "name", "description", "aliases"?}``
 (capabilities, MCP tools, anything). Semantic matching embeds each record's
-name, "name: description" and aliases with MiniLM, takes the best cosine per
-record and adds a little lexical coverage; thresholds calibrated on the
-labelled set in ``tests/fixtures/eval_queries.json`` decide when to abstain.
+texts with MiniLM (see ``scoring``), fuses them into one score per record and
+adds a little lexical coverage. With a fitted confidence model (``judge``) the
+confidence is the probability that the answer is right and the index answers
+only when that is at least even; without one, a score threshold decides.
+Long questions are also scored sentence by sentence, so the story around a
+need does not decide the answer.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import re
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .encoder import Encoder, EncoderUnavailableError
 from .errors import InvalidQueryError
+from .judge import Judge
 from .lexical import LexicalIndex, stem
 from .results import Candidate, Match
+from .scoring import Embedded, Record, Tuning, humanize, record_entries
 from .store import Entry, VectorStore, load_store
-from .text import clean_text, content_tokens, light, squash, tokens, validate_query
+from .text import clean_text, content_tokens, light, query_segments, squash, tokens, validate_query
 
 log = logging.getLogger("engine")
-
-_KINDS = ("name", "description", "first", "alias", "text")
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-
-
-@dataclass(frozen=True)
-class Record:
-    """Anything that can be matched: an id, a display name, a description, aliases."""
-
-    id: str
-    name: str
-    description: str = ""
-    aliases: tuple[str, ...] = ()
-    texts: tuple[str, ...] = ()  # more descriptions in other words; matched like aliases
-    keywords: tuple[str, ...] = ()  # words that count for lexical matching only
-
-
-@dataclass(frozen=True)
-class Tuning:
-    """Scoring constants; defaults measured with ``build_scripts/evaluate.py``."""
-
-    lexical_weight: float = 0.15  # fused = semantic score + weight * lexical coverage
-    name_weight: float = 0.5  # weight of the bare name in the description blend
-    alias_scale: float = 0.9  # aliases and texts are short: discount their cosine a little
-    second_weight: float = 0.3  # share of the runner-up channel in the fused score
-    threshold: float = 0.40  # fused score below this -> abstain
-    off_topic_margin: float = 0.0  # out-of-scope cosine >= top score + this -> abstain
-    lexical_threshold: float = 0.6  # lexical-only score needed to answer
-    ambiguity_margin: float = 0.02  # runner-up this close to the winner -> ambiguous
-    spread: float = 0.06  # logistic width turning a score into a confidence
-    alias_confidence: float = 0.95
-
-
-def humanize(name: str) -> str:
-    """'read_text_file' -> 'read text file': embed names the way people say them."""
-    return " ".join(name.replace("_", " ").replace("-", " ").split())
-
-
-def first_sentence(text: str) -> str:
-    """The opening sentence of a description: usually the part that says what the record does."""
-    match = _SENTENCE_END.search(text)
-    return text[: match.start() + 1].strip() if match else text.strip()
-
-
-def record_entries(record: Record) -> list[Entry]:
-    """The texts embedded for one record, without repeats.
-
-    "name", "description" (name: full description), "first" (name: first
-    sentence, when the description has more than one) and one "alias" each.
-    """
-    name = humanize(record.name)
-    texts = [("name", name)]
-    if record.description:
-        texts.append(("description", f"{name}: {record.description}"))
-        first = first_sentence(record.description)
-        if first != record.description.strip():
-            texts.append(("first", f"{name}: {first}"))
-    texts.extend(("alias", alias) for alias in record.aliases)
-    texts.extend(("text", text) for text in record.texts)
-    seen: set[str] = set()
-    entries = []
-    for kind, text in texts:
-        key = text.casefold()
-        if key not in seen:
-            seen.add(key)
-            entries.append(Entry(record.id, kind, text))
-    return entries
 
 
 def _text_field(raw: dict, key: str, position: int) -> str:
@@ -154,61 +90,6 @@ def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
     return out
 
 
-@dataclass
-class _Semantic:
-    """Embedded entries: the matrix, and per row its record's position and its kind."""
-
-    matrix: np.ndarray
-    owners: np.ndarray
-    kinds: np.ndarray
-    wordpieces: set[str] = field(default_factory=set)
-    # kind -> (rows sorted by owner, start of each owner's run, those owners)
-    segments: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for kind in _KINDS:
-            rows = np.flatnonzero(self.kinds == kind)
-            rows = rows[np.argsort(self.owners[rows], kind="stable")]
-            owners = self.owners[rows]
-            starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(rows) else rows
-            self.segments[kind] = (rows, starts, owners[starts] if len(rows) else owners)
-        self._negative_rows = np.flatnonzero(self.kinds == "negative")
-
-    def off_topic(self, query_vector: np.ndarray) -> float:
-        """Best cosine with the index's out-of-scope topics (-1 when it has none)."""
-        if not len(self._negative_rows):
-            return -1.0
-        return float((self.matrix[self._negative_rows] @ query_vector).max())
-
-    def record_scores(self, query_vector: np.ndarray, n_records: int, tune: Tuning) -> np.ndarray:
-        """Per record, fuse three channels: the description blend, the best alias, the best text.
-
-        The blend averages cosine with "name: description", with "name: first
-        sentence" and, at ``tune.name_weight``, with the bare name, so neither a
-        long description nor a terse name decides alone. Aliases and extra texts
-        are alternative wordings: the best one of each counts. The fused score
-        is the best channel plus ``tune.second_weight`` of the runner-up
-        (normalised), so agreement between channels breaks ties. A record
-        without aliases or texts falls back to its blend for those channels,
-        which keeps scores comparable across catalogs.
-        """
-        sims = self.matrix @ query_vector
-        per_kind = {}
-        for kind, (rows, starts, owners) in self.segments.items():
-            best = np.full(n_records, np.nan, dtype=np.float32)
-            if len(rows):
-                best[owners] = np.maximum.reduceat(sims[rows], starts)
-            per_kind[kind] = best
-        name = per_kind["name"]
-        desc = np.where(np.isnan(per_kind["description"]), name, per_kind["description"])
-        first = np.where(np.isnan(per_kind["first"]), desc, per_kind["first"])
-        blend = (desc + first + tune.name_weight * name) / (2 + tune.name_weight)
-        alias = np.where(np.isnan(per_kind["alias"]), blend, tune.alias_scale * per_kind["alias"])
-        text = np.where(np.isnan(per_kind["text"]), blend, tune.alias_scale * per_kind["text"])
-        channels = np.sort(np.stack([blend, alias, text]), axis=0)
-        return (channels[-1] + tune.second_weight * channels[-2]) / (1 + tune.second_weight)
-
-
 class Index:
     """A matchable set of records. Build with ``Index.from_records``."""
 
@@ -222,14 +103,16 @@ class Index:
         tuning: Tuning | None = None,
         store_problem: str | None = None,
         out_of_scope: Sequence[str] = (),
+        judge: Judge | None = None,
     ) -> None:
         self.records = records
+        self.judge = judge
         self.tuning = tuning or Tuning()
         self.encoder = encoder
         self._semantic_wanted = semantic
         self._store = store
         self._store_problem = store_problem
-        self._semantic_state: _Semantic | None = None
+        self._semantic_state: Embedded | None = None
         self._semantic_failed = False
         self._lock = threading.Lock()
         self.entries = [entry for rec in records for entry in record_entries(rec)]
@@ -269,6 +152,7 @@ class Index:
         semantic: bool = True,
         tuning: Tuning | None = None,
         out_of_scope: Sequence[str] = (),
+        judge: Judge | None = None,
     ) -> Index:
         """Index any records; embeds them with the runtime encoder unless ``vectors`` has them.
 
@@ -277,6 +161,8 @@ class Index:
         is not an error: what it lacks is embedded on first use, with one warning.
         ``out_of_scope`` lists topics the records do not cover ("pricing and
         plans"); a query closer to one of them than to any record gets no match.
+        ``judge`` is a fitted confidence model (``engine.judge``); without one a
+        score threshold decides and confidences are a logistic of the score.
         """
         problem = None
         store = None
@@ -305,11 +191,12 @@ class Index:
             tuning=tuning,
             store_problem=problem,
             out_of_scope=out_of_scope,
+            judge=judge,
         )
 
     # -- semantic state -------------------------------------------------
 
-    def _semantic(self) -> _Semantic | None:
+    def _semantic(self) -> Embedded | None:
         """Embedded entries, built on first use; None when semantic matching is off."""
         if self._semantic_state is not None or self._semantic_failed or not self._semantic_wanted:
             return self._semantic_state
@@ -323,7 +210,7 @@ class Index:
                 log.warning("semantic matching is off (%s); using alias and lexical matching", exc)
         return self._semantic_state
 
-    def _build_semantic(self) -> _Semantic:
+    def _build_semantic(self) -> Embedded:
         encoder = self.encoder or default_encoder()
         encoder.load()
         # Compare what was embedded with what is needed, not the file's own hash claim.
@@ -350,7 +237,7 @@ class Index:
             matrix = np.vstack(rows).astype(np.float32)
         owners = np.array([self._position.get(e.id, -1) for e in self.entries])
         kinds = np.array([e.kind for e in self.entries])
-        return _Semantic(matrix=matrix, owners=owners, kinds=kinds, wordpieces=encoder.vocabulary())
+        return Embedded(matrix=matrix, owners=owners, kinds=kinds, wordpieces=set(encoder.vocabulary()))
 
     def _store_agrees(self, encoder: Encoder, samples: int = 3) -> bool:
         """Re-embed a few stored texts: a store of random or foreign vectors is not used.
@@ -390,9 +277,13 @@ class Index:
         for key in (light(text), squash(text)):
             if key in self._alias:
                 rec = self.records[self._alias[key]]
-                conf = self.tuning.alias_confidence
+                conf = self.judge.alias_confidence if self.judge else self.tuning.alias_confidence
+                conf = round(conf, 3)
                 return Match(text, rec.name, rec.id, conf, "alias", [Candidate(rec.id, rec.name, conf)])
-        return self._rank(text, k)
+        sem = self._semantic()
+        if sem is None:
+            return self._rank_lexical(text, k)
+        return self._rank(text, k, sem)
 
     def _query_terms(self, text: str, wordpieces: set[str]) -> tuple[str, list[str]]:
         """Typo-corrected query text (for embedding) and its stemmed terms (for coverage)."""
@@ -409,52 +300,116 @@ class Index:
         terms = [stem(w) for w in content_tokens(text)]
         return text, terms
 
-    def _rank(self, text: str, k: int, query_vector: np.ndarray | None = None) -> Match:
-        """Semantic (or lexical-only) ranking; ``query_vector`` overrides the encoder (parity tests)."""
+    def ranking(self, text: str, sem: Embedded, *, segments: bool = True) -> dict:
+        """Scores of every record for the best-fitting part of ``text``, and the judge's features.
+
+        The whole text is scored, and so is each sentence of a long question;
+        the part whose winner the judge trusts most (or, without a judge, the
+        part with the highest score) decides.
+        """
         tune = self.tuning
-        sem = self._semantic()
-        corrected, terms = self._query_terms(text, sem.wordpieces if sem else set())
-        coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
-        if sem is not None:
-            if query_vector is None:
-                query_vector = (self.encoder or default_encoder()).encode([corrected])[0]
-            best = sem.record_scores(query_vector, len(self.records), tune)
-            scores = best + tune.lexical_weight * coverage
-            threshold, method = tune.threshold, "semantic"
-            off_topic = sem.off_topic(query_vector)
-        else:
-            scores, threshold, method = coverage, tune.lexical_threshold, "lexical"
-            off_topic = -1.0
-        scores = np.nan_to_num(scores, nan=-1.0, posinf=-1.0, neginf=-1.0)
-        order = np.argsort(-scores, kind="stable")[:k]
-        candidates = [
-            Candidate(
-                self.records[i].id,
-                self.records[i].name,
-                self._confidence(scores[i], threshold),
-                round(float(scores[i]), 4),
+        parts = query_segments(text, tune.segment_words) if segments else [text]
+        prepared = [self._query_terms(part, sem.wordpieces) for part in parts]
+        vectors = (self.encoder or default_encoder()).encode([corrected for corrected, _ in prepared])
+        best: dict | None = None
+        for vector, (_, terms) in zip(vectors, prepared, strict=True):
+            coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
+            semantic = np.nan_to_num(sem.record_scores(vector, len(self.records), tune), nan=-1.0)
+            fused = np.nan_to_num(
+                semantic + tune.lexical_weight * coverage, nan=-1.0, posinf=-1.0, neginf=-1.0
             )
-            for i in order
-        ]
-        top = float(scores[order[0]])
-        if sem is not None and off_topic >= float(best[order[0]]) + tune.off_topic_margin:
+            order = np.argsort(-fused, kind="stable")
+            off_topic = sem.off_topic(vector)
+            domain = float(self.judge.in_domain(vector)) if self.judge else 1.0
+            current = {
+                "fused": fused,
+                "semantic": semantic,
+                "coverage": coverage,
+                "order": order,
+                "offTopic": off_topic,
+                "domain": domain,
+            }
+            current["trust"] = (
+                float(self._judged(current, [int(order[0])])[0]) if self.judge else float(fused[order[0]])
+            )
+            if best is None or current["trust"] > best["trust"]:
+                best = current
+        return best
+
+    def _judged(self, ranking: dict, rows: list[int]) -> np.ndarray:
+        """The judge's P(right) for each record in ``rows`` as the answer of this ranking."""
+        fused, order = ranking["fused"], ranking["order"]
+        top, second = float(fused[order[0]]), float(fused[order[1]]) if len(order) > 1 else -1.0
+        features = []
+        for i in rows:
+            rival = second if i == int(order[0]) else top
+            features.append(
+                [
+                    float(fused[i]),
+                    float(fused[i]) - rival,
+                    ranking["domain"],
+                    ranking["offTopic"] - float(ranking["semantic"][i]),
+                    float(ranking["coverage"][i]),
+                ]
+            )
+        return self.judge.confidence(np.array(features))
+
+    def _rank(self, text: str, k: int, sem: Embedded) -> Match:
+        """Semantic ranking of ``text``: a record, or no match with the nearest candidates."""
+        tune = self.tuning
+        ranking = self.ranking(text, sem)
+        fused, order = ranking["fused"], ranking["order"]
+        shown = [int(i) for i in order[:k]]
+        top = float(fused[order[0]])
+        # Close calls are judged over all records, so they do not depend on k.
+        ambiguous = len(order) > 1 and float(fused[order[1]]) >= top - tune.ambiguity_margin
+        if self.judge is not None:
+            confidences = self._judged(ranking, shown)
+            candidates = [
+                self._candidate(i, conf, fused[i]) for i, conf in zip(shown, confidences, strict=True)
+            ]
+            if confidences[0] < self.judge.answer_at:
+                return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
+            rec = self.records[shown[0]]
+            return Match(text, rec.name, rec.id, candidates[0].confidence, "semantic", candidates, ambiguous)
+
+        candidates = [self._candidate(i, self._confidence(fused[i], tune.threshold), fused[i]) for i in shown]
+        if ranking["offTopic"] >= float(ranking["semantic"][order[0]]) + tune.off_topic_margin:
             # Closer to a topic the catalog says it does not cover than to any record.
             return Match(text, None, None, min(candidates[0].confidence, 0.49), "none", candidates, False)
-        ambiguous = len(order) > 1 and float(scores[order[1]]) >= top - tune.ambiguity_margin
-        if top < threshold and sem is not None and float(coverage.max()) >= tune.lexical_threshold:
+        coverage = ranking["coverage"]
+        if top < tune.threshold and float(coverage.max()) >= tune.lexical_threshold:
             # The embedding is unsure but the wording clearly names a record.
             i = int(np.argmax(coverage))
-            conf = self._confidence(coverage[i], tune.lexical_threshold)
-            rec = self.records[i]
-            winner = Candidate(rec.id, rec.name, conf, round(float(coverage[i]), 4))
-            others = [c for c in candidates if c.id != rec.id][: k - 1]
-            return Match(text, rec.name, rec.id, conf, "lexical", [winner, *others], False)
-        if top < threshold:
+            winner = self._candidate(i, self._confidence(coverage[i], tune.lexical_threshold), coverage[i])
+            others = [c for c in candidates if c.id != winner.id][: k - 1]
+            return Match(text, winner.name, winner.id, winner.confidence, "lexical", [winner, *others], False)
+        if top < tune.threshold:
             return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
-        best_rec = self.records[order[0]]
-        return Match(
-            text, best_rec.name, best_rec.id, candidates[0].confidence, method, candidates, ambiguous
-        )
+        rec = self.records[shown[0]]
+        return Match(text, rec.name, rec.id, candidates[0].confidence, "semantic", candidates, ambiguous)
+
+    def _rank_lexical(self, text: str, k: int) -> Match:
+        """Without the encoder: idf-weighted wording coverage decides."""
+        tune = self.tuning
+        _, terms = self._query_terms(text, set())
+        coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
+        order = [int(i) for i in np.argsort(-coverage, kind="stable")]
+        candidates = [
+            self._candidate(i, self._confidence(coverage[i], tune.lexical_threshold), coverage[i])
+            for i in order[:k]
+        ]
+        top = float(coverage[order[0]])
+        ambiguous = len(order) > 1 and float(coverage[order[1]]) >= top - tune.ambiguity_margin
+        if top < tune.lexical_threshold:
+            return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
+        rec = self.records[order[0]]
+        return Match(text, rec.name, rec.id, candidates[0].confidence, "lexical", candidates, ambiguous)
+
+    def _candidate(self, i: int, confidence: float, score: float) -> Candidate:
+        rec = self.records[i]
+        conf = round(float(confidence), 3) if math.isfinite(float(confidence)) else 0.0
+        return Candidate(rec.id, rec.name, conf, round(float(score), 4))
 
     def _confidence(self, score: float, threshold: float) -> float:
         """Logistic map of a score: 0.5 at the abstain threshold, near 1 well above it."""

@@ -51,6 +51,23 @@ def validate_query(query: object, *, field: str = "query") -> str:
     return cleaned
 
 
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
+MAX_SEGMENTS = 6
+
+
+def query_segments(text: str, min_words: int) -> list[str]:
+    """The whole text, then each sentence of it when it is long (at most ``MAX_SEGMENTS`` in all).
+
+    A question with a backstory carries its need in one sentence; scoring the
+    sentences separately keeps the story from deciding the answer.
+    """
+    if len(text.split()) < min_words:
+        return [text]
+    parts = [p.strip() for p in _SENTENCE_SPLIT.split(text) if len(tokens(p)) >= 2]
+    parts = [p for p in dict.fromkeys(parts) if p != text.strip()]
+    return [text, *parts[: MAX_SEGMENTS - 1]]
+
+
 def fold(text: str) -> str:
     """Case-, accent- and punctuation-insensitive key: 'Sub-Agents!' -> 'sub agents'."""
     text = unicodedata.normalize("NFKD", text)

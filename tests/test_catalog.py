@@ -10,7 +10,7 @@ from engine.catalog import DATA_DIR, load_catalog
 from engine.errors import CatalogError, UnknownAgentError, UnknownCategoryError
 
 CATALOG = engine.get_catalog()
-AGENTS = ["claude-code", "copilot-cli", "gemini-cli", "vscode-copilot"]
+AGENTS = sorted(json.loads((DATA_DIR / "catalog.json").read_text())["agents"])
 CANONICAL = json.loads((DATA_DIR / "capabilities.json").read_text())["capabilities"]
 
 
@@ -20,12 +20,24 @@ def all_records():
             yield agent.id, name, record
 
 
-def test_the_four_agents_are_in_the_catalog():
-    assert sorted(CATALOG.agents) == AGENTS
+def test_every_agent_in_the_manifest_is_loaded():
+    assert sorted(CATALOG.agents) == AGENTS and AGENTS
 
 
-def test_there_are_at_least_the_43_canonical_capabilities():
-    assert len(CANONICAL) >= 43
+def test_a_fifth_agent_needs_only_data(data_copy):
+    doc = json.loads((data_copy / "agents" / "gemini-cli.json").read_text())
+    doc.update(id="example-agent", displayName="Example Agent", aliases=["example agent"])
+    (data_copy / "agents" / "example-agent.json").write_text(json.dumps(doc))
+    manifest = json.loads((data_copy / "catalog.json").read_text())
+    manifest["agents"].append("example-agent")
+    (data_copy / "catalog.json").write_text(json.dumps(manifest))
+    catalog = load_catalog(data_copy)
+    assert "example-agent" in catalog.agent_ids
+    assert catalog.resolve_agent("Example Agent") == "example-agent"
+
+
+def test_canonical_capability_names_are_unique():
+    assert CANONICAL
     assert len({c["name"] for c in CANONICAL}) == len(CANONICAL)
 
 

@@ -18,7 +18,7 @@ REPO = "ericbuess/claude-code-docs"
 
 
 def pages(list_files, read):
-    present = {p[len("docs/"):] for p in list_files() if p.startswith("docs/") and p.endswith(".md")}
+    present = {p[len("docs/") :] for p in list_files() if p.startswith("docs/") and p.endswith(".md")}
     manifest = json.loads(read("docs/docs_manifest.json"))["files"]
     return [
         entry["original_url"]

@@ -22,10 +22,10 @@ def pages(list_files, read):
     for path in list_files():
         path = path.replace("\\", "/")
         if path.startswith("tree/"):
-            path = path[len("tree/"):]
+            path = path[len("tree/") :]
         if not (path.startswith(PREFIX) and path.endswith(".md")) or path.endswith("README.md"):
             continue
-        rel = path[len(PREFIX):-len(".md")]
+        rel = path[len(PREFIX) : -len(".md")]
         if rel == "index":
             rel = ""
         elif rel.endswith("/index"):

@@ -1,0 +1,158 @@
+"""Fit the domain probe and the confidence model; write ``vectors/confidence-model.json``.
+
+    python build_scripts/fit_confidence.py
+
+Data, all written blind to the catalog (see each file's "about"):
+- ``tests/fixtures/domain_probe_train.json``: in-domain questions about coding-agent
+  features against out-of-domain text (word traps, general programming, trivia),
+  plus the positives of ``train_queries.json``. Trains the domain probe.
+- ``tests/fixtures/calibration_queries.json``: fits the mapping from ranking
+  features to P(right). The held-out sets are never read here.
+
+Needs only the runtime dependencies (the shipped ONNX encoder). Rerunning on
+unchanged data writes the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.capabilities import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
+from engine.catalog import get_catalog  # noqa: E402
+from engine.encoder import Encoder  # noqa: E402
+from engine.index import Index  # noqa: E402
+from engine.judge import FEATURES, Judge, fit_logistic, sigmoid  # noqa: E402
+from engine.paths import vectors_dir  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures"
+PROBE_L2 = (0.1, 0.3, 1.0, 3.0, 10.0)
+CALIBRATION_L2 = 1.0
+
+
+def probe_data() -> tuple[list[str], np.ndarray]:
+    doc = json.loads((FIXTURES / "domain_probe_train.json").read_text())
+    train = json.loads((FIXTURES / "train_queries.json").read_text())["queries"]
+    inside = doc["inDomain"] + [q["query"] for q in train if q["expected"]]
+    outside = doc["outOfDomain"]
+    texts = inside + outside
+    return texts, np.array([1.0] * len(inside) + [0.0] * len(outside))
+
+
+def fit_probe(vectors: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Pick the L2 strength by 5-fold log loss, then fit on everything."""
+    folds = np.arange(len(labels)) % 5
+    best = None
+    for l2 in PROBE_L2:
+        loss = 0.0
+        for fold in range(5):
+            train, test = folds != fold, folds == fold
+            w, b = fit_logistic(vectors[train], labels[train], l2=l2)
+            p = np.clip(sigmoid(vectors[test] @ w + b), 1e-6, 1 - 1e-6)
+            loss -= float(np.sum(labels[test] * np.log(p) + (1 - labels[test]) * np.log(1 - p)))
+        if best is None or loss < best[0]:
+            best = (loss / len(labels), l2)
+    w, b = fit_logistic(vectors, labels, l2=best[1])
+    return w, b, best[1]
+
+
+def features_and_labels(
+    index: Index, queries: list[dict], *, segments: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    sem = index._semantic()  # noqa: SLF001 - the fit needs the raw ranking, not a Match
+    rows, labels = [], []
+    for q in queries:
+        if names_only_agents(q["query"]):
+            continue
+        ranking = index.ranking(strip_agents(q["query"]), sem, segments=segments)
+        top = int(ranking["order"][0])
+        second = int(ranking["order"][1])
+        fused = ranking["fused"]
+        rows.append(
+            [
+                float(fused[top]),
+                float(fused[top] - fused[second]),
+                ranking["domain"],
+                ranking["offTopic"] - float(ranking["semantic"][top]),
+                float(ranking["coverage"][top]),
+            ]
+        )
+        labels.append(float(index.records[top].name == q["expected"]))
+    return np.array(rows), np.array(labels)
+
+
+def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    edges = np.minimum((p * bins).astype(int), bins - 1)
+    return float(
+        sum(abs(p[edges == b].mean() - y[edges == b].mean()) * (edges == b).sum() for b in set(edges))
+        / len(p)
+    )
+
+
+def main() -> int:
+    encoder = Encoder()
+    catalog = get_catalog()
+    texts, labels = probe_data()
+    vectors = encoder.encode(texts).astype(np.float64)
+    probe, probe_bias, l2 = fit_probe(vectors, labels)
+    accuracy = float(((sigmoid(vectors @ probe + probe_bias) >= 0.5) == labels).mean())
+    print(f"domain probe: {len(texts)} texts, L2 {l2}, training accuracy {accuracy:.3f}", file=sys.stderr)
+
+    neutral = Judge(
+        probe, probe_bias, np.zeros(len(FEATURES)), 0.0, np.zeros(len(FEATURES)), np.ones(len(FEATURES)), 0.95
+    )
+    index = Index.from_records(
+        capability_records(catalog),
+        vectors=vectors_dir() / VECTOR_FILE,
+        encoder=encoder,
+        out_of_scope=catalog.out_of_scope,
+        judge=neutral,
+    )
+    calibration = json.loads((FIXTURES / "calibration_queries.json").read_text())["queries"]
+    judge = neutral
+    for segments in (False, True):  # second pass: features as chosen among sentences by the first fit
+        index.judge = judge
+        x, y = features_and_labels(index, calibration, segments=segments)
+        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
+        weights, bias = fit_logistic((x - mean) / scale, y, l2=CALIBRATION_L2)
+        judge = Judge(probe, probe_bias, weights, bias, mean, scale, 0.95)
+
+    # Alias hits: the share that is right on the blind calibration and training sets.
+    index.judge = judge
+    train = json.loads((FIXTURES / "train_queries.json").read_text())["queries"]
+    hits = [(q, index.match(strip_agents(q["query"]))) for q in calibration + train]
+    alias = [m.name == q["expected"] for q, m in hits if m.method == "alias"]
+    alias_confidence = round((sum(alias) + 1) / (len(alias) + 2), 3)
+    judge = Judge(probe, probe_bias, weights, bias, mean, scale, alias_confidence)
+
+    x, y = features_and_labels(
+        Index.from_records(
+            capability_records(catalog),
+            vectors=vectors_dir() / VECTOR_FILE,
+            encoder=encoder,
+            out_of_scope=catalog.out_of_scope,
+            judge=judge,
+        ),
+        calibration,
+        segments=True,
+    )
+    p = judge.confidence(x)
+    print(
+        f"calibration set: {len(y)} queries, in-sample ECE {expected_calibration_error(p, y):.3f}; "
+        f"alias hits right {sum(alias)}/{len(alias)} -> {alias_confidence}",
+        file=sys.stderr,
+    )
+    out = vectors_dir() / JUDGE_FILE
+    out.write_text(json.dumps(judge.to_dict(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Confidence that means what it says, and a domain check, fitted offline on blind labelled data.
+
+``matchConfidence`` is the probability that the answer is right. A logistic
+model maps a few features of a ranking (the winner's fused score, its lead
+over the runner-up, how much the query is about coding-agent features at all,
+how close it sits to an out-of-scope topic, how much of its wording the
+winner covers) to that probability. The domain term is itself a linear probe
+on the query embedding, trained on in-domain questions against diverse
+out-of-domain text, including everyday uses of words such as "hooks" or
+"resume". ``build_scripts/fit_confidence.py`` fits both on data that was never
+used to tune the scores, and writes ``vectors/confidence-model.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("engine")
+
+FEATURES = ("score", "lead", "domain", "offTopicGap", "coverage")
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -40, 40)))
+
+
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, *, l2: float = 1.0, iterations: int = 50
+) -> tuple[np.ndarray, float]:
+    """L2-regularised logistic regression by Newton's method (IRLS); returns (weights, bias).
+
+    Small, exact and deterministic: the feature counts here are 5 and 384.
+    """
+    n, d = x.shape
+    design = np.hstack([x, np.ones((n, 1))])
+    theta = np.zeros(d + 1)
+    penalty = np.full(d + 1, l2)
+    penalty[-1] = 0.0  # never shrink the bias
+    for _ in range(iterations):
+        p = sigmoid(design @ theta)
+        gradient = design.T @ (p - y) + penalty * theta
+        hessian = (design * (p * (1 - p))[:, None]).T @ design + np.diag(penalty) + 1e-9 * np.eye(d + 1)
+        step = np.linalg.solve(hessian, gradient)
+        theta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return theta[:-1], float(theta[-1])
+
+
+@dataclass(frozen=True)
+class Judge:
+    """The fitted domain probe and confidence model."""
+
+    probe: np.ndarray  # (384,) weights of the domain probe
+    probe_bias: float
+    weights: np.ndarray  # one per FEATURES entry, applied to standardised features
+    bias: float
+    mean: np.ndarray
+    scale: np.ndarray
+    alias_confidence: float  # measured share of alias hits that are right
+    answer_at: float = 0.5  # answer when the winner is at least this likely to be right
+
+    def in_domain(self, vectors: np.ndarray) -> np.ndarray:
+        """Probability that each query vector asks about coding-agent features."""
+        return sigmoid(vectors @ self.probe + self.probe_bias)
+
+    def confidence(self, features: np.ndarray) -> np.ndarray:
+        """P(right) for rows of features in ``FEATURES`` order."""
+        z = (np.asarray(features, dtype=np.float64) - self.mean) / self.scale
+        return sigmoid(z @ self.weights + self.bias)
+
+    def to_dict(self) -> dict:
+        return {
+            "features": list(FEATURES),
+            "probe": [round(float(v), 7) for v in self.probe],
+            "probeBias": self.probe_bias,
+            "weights": [float(v) for v in self.weights],
+            "bias": self.bias,
+            "mean": [float(v) for v in self.mean],
+            "scale": [float(v) for v in self.scale],
+            "aliasConfidence": self.alias_confidence,
+            "answerAt": self.answer_at,
+        }
+
+
+def judge_from_dict(doc: dict) -> Judge:
+    """Build a ``Judge`` from its JSON form; ``ValueError`` saying what is wrong."""
+    if not isinstance(doc, dict) or doc.get("features") != list(FEATURES):
+        raise ValueError(f"features must be {list(FEATURES)}")
+    arrays = {key: np.asarray(doc[key], dtype=np.float64) for key in ("probe", "weights", "mean", "scale")}
+    if arrays["probe"].shape != (384,) or any(
+        arrays[k].shape != (len(FEATURES),) for k in ("weights", "mean", "scale")
+    ):
+        raise ValueError("wrong array sizes")
+    numbers = [doc["probeBias"], doc["bias"], doc["aliasConfidence"], doc.get("answerAt", 0.5)]
+    if not all(np.isfinite(a).all() for a in arrays.values()) or not all(math.isfinite(v) for v in numbers):
+        raise ValueError("non-finite values")
+    if (arrays["scale"] <= 0).any():
+        raise ValueError("scales must be positive")
+    return Judge(
+        probe=arrays["probe"],
+        probe_bias=float(doc["probeBias"]),
+        weights=arrays["weights"],
+        bias=float(doc["bias"]),
+        mean=arrays["mean"],
+        scale=arrays["scale"],
+        alias_confidence=float(doc["aliasConfidence"]),
+        answer_at=float(doc.get("answerAt", 0.5)),
+    )
+
+
+def load_judge(path: Path) -> Judge | None:
+    """The confidence model at ``path``, or None (with one warning) when it is missing or broken."""
+    try:
+        return judge_from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        log.warning("confidence model %s not found; confidences fall back to the score threshold", path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning(
+            "confidence model %s is unusable (%s); confidences fall back to the score threshold", path, exc
+        )
+    return None
