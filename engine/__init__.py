@@ -13,7 +13,9 @@ from .encoder import Encoder, EncoderUnavailableError
 from .errors import (
     CatalogError,
     EngineError,
+    GapLogError,
     InvalidQueryError,
+    RateLimitError,
     UnknownAgentError,
     UnknownCategoryError,
 )
@@ -29,9 +31,11 @@ __all__ = [
     "Encoder",
     "EncoderUnavailableError",
     "EngineError",
+    "GapLogError",
     "Index",
     "InvalidQueryError",
     "Match",
+    "RateLimitError",
     "Record",
     "Tuning",
     "UnknownAgentError",

@@ -46,3 +46,11 @@ class UnknownCategoryError(EngineError, LookupError):
 
 class CatalogError(EngineError):
     """Broken data: a catalog file that is missing, unreadable or invalid."""
+
+
+class RateLimitError(EngineError):
+    """Too many capability requests recorded in a short time by this process."""
+
+
+class GapLogError(EngineError):
+    """The gap log's database exists but cannot be read (corrupt, locked, or a newer schema)."""
