@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from engine.capabilities import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
 from engine.catalog import get_catalog  # noqa: E402
 from engine.encoder import Encoder  # noqa: E402
-from engine.index import Index  # noqa: E402
+from engine.index import Index, ranking_features  # noqa: E402
 from engine.judge import FEATURES, Judge, fit_logistic, sigmoid  # noqa: E402
 from engine.paths import vectors_dir  # noqa: E402
 
@@ -37,9 +37,15 @@ CALIBRATION_L2 = 1.0
 
 
 def probe_data() -> tuple[list[str], np.ndarray]:
+    """In-domain: the blind questions, the catalog's own summaries and examples, our own eval positives.
+
+    The blind training set stays out, so it can check the fit.
+    """
     doc = json.loads((FIXTURES / "domain_probe_train.json").read_text())
-    train = json.loads((FIXTURES / "train_queries.json").read_text())["queries"]
-    inside = doc["inDomain"] + [q["query"] for q in train if q["expected"]]
+    own = json.loads((FIXTURES / "eval_queries.json").read_text())["queries"]
+    canon = json.loads((ROOT / "engine" / "data" / "capabilities.json").read_text())["capabilities"]
+    catalog_text = [c["summary"] for c in canon] + [e for c in canon for e in c.get("examples", [])]
+    inside = doc["inDomain"] + catalog_text + [q["query"] for q in own if q["expected"]]
     outside = doc["outOfDomain"]
     texts = inside + outside
     return texts, np.array([1.0] * len(inside) + [0.0] * len(outside))
@@ -62,9 +68,8 @@ def fit_probe(vectors: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, floa
     return w, b, best[1]
 
 
-def features_and_labels(
-    index: Index, queries: list[dict], *, segments: bool
-) -> tuple[np.ndarray, np.ndarray]:
+def features_and_labels(index: Index, queries: list[dict], *, segments: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per query: the winner's features and whether the winner is the right answer (1) or not (0)."""
     sem = index._semantic()  # noqa: SLF001 - the fit needs the raw ranking, not a Match
     rows, labels = [], []
     for q in queries:
@@ -72,19 +77,20 @@ def features_and_labels(
             continue
         ranking = index.ranking(strip_agents(q["query"]), sem, segments=segments)
         top = int(ranking["order"][0])
-        second = int(ranking["order"][1])
-        fused = ranking["fused"]
-        rows.append(
-            [
-                float(fused[top]),
-                float(fused[top] - fused[second]),
-                ranking["domain"],
-                ranking["offTopic"] - float(ranking["semantic"][top]),
-                float(ranking["coverage"][top]),
-            ]
-        )
+        rows.append(ranking_features(ranking, top))
         labels.append(float(index.records[top].name == q["expected"]))
     return np.array(rows), np.array(labels)
+
+
+def pick_answer_threshold(p: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> float:
+    """The P(right) above which to answer: fewest mistakes (wrong answers, needless abstentions) on the set."""
+    best = None
+    for threshold in np.arange(0.20, 0.61, 0.05):
+        answered = p >= threshold
+        mistakes = int((answered & ~right).sum() + (~answered & answerable & right).sum())
+        if best is None or mistakes < best[0]:
+            best = (mistakes, round(float(threshold), 2))
+    return best[1]
 
 
 def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
@@ -143,6 +149,10 @@ def main() -> int:
         segments=True,
     )
     p = judge.confidence(x)
+    answerable = np.array([q["expected"] is not None for q in calibration if not names_only_agents(q["query"])])
+    answer_at = pick_answer_threshold(p, y.astype(bool), answerable)
+    judge = Judge(probe, probe_bias, weights, bias, mean, scale, alias_confidence, answer_at)
+    print(f"answer when P(right) >= {answer_at}", file=sys.stderr)
     print(
         f"calibration set: {len(y)} queries, in-sample ECE {expected_calibration_error(p, y):.3f}; "
         f"alias hits right {sum(alias)}/{len(alias)} -> {alias_confidence}",

@@ -22,7 +22,7 @@ import numpy as np
 
 from .encoder import Encoder, EncoderUnavailableError
 from .errors import InvalidQueryError
-from .judge import Judge
+from .judge import Judge, logit
 from .lexical import LexicalIndex, stem
 from .results import Candidate, Match
 from .scoring import Embedded, Record, Tuning, humanize, record_entries
@@ -332,27 +332,14 @@ class Index:
             current["trust"] = (
                 float(self._judged(current, [int(order[0])])[0]) if self.judge else float(fused[order[0]])
             )
-            if best is None or current["trust"] > best["trust"]:
+            # The whole text stands unless one sentence is clearly more capability-like.
+            if best is None or current["trust"] > best["trust"] + tune.segment_margin:
                 best = current
         return best
 
     def _judged(self, ranking: dict, rows: list[int]) -> np.ndarray:
         """The judge's P(right) for each record in ``rows`` as the answer of this ranking."""
-        fused, order = ranking["fused"], ranking["order"]
-        top, second = float(fused[order[0]]), float(fused[order[1]]) if len(order) > 1 else -1.0
-        features = []
-        for i in rows:
-            rival = second if i == int(order[0]) else top
-            features.append(
-                [
-                    float(fused[i]),
-                    float(fused[i]) - rival,
-                    ranking["domain"],
-                    ranking["offTopic"] - float(ranking["semantic"][i]),
-                    float(ranking["coverage"][i]),
-                ]
-            )
-        return self.judge.confidence(np.array(features))
+        return self.judge.confidence(np.array([ranking_features(ranking, i) for i in rows]))
 
     def _rank(self, text: str, k: int, sem: Embedded) -> Match:
         """Semantic ranking of ``text``: a record, or no match with the nearest candidates."""
@@ -417,6 +404,21 @@ class Index:
             return 0.0
         value = 1.0 / (1.0 + math.exp(-(float(score) - threshold) / self.tuning.spread))
         return round(value, 3)
+
+
+def ranking_features(ranking: dict, i: int) -> list[float]:
+    """The judge's features (``engine.judge.FEATURES``) for record ``i`` as the answer of a ranking."""
+    fused, order = ranking["fused"], ranking["order"]
+    top = float(fused[order[0]])
+    second = float(fused[order[1]]) if len(order) > 1 else -1.0
+    rival = second if i == int(order[0]) else top
+    return [
+        float(fused[i]),
+        float(fused[i]) - rival,
+        logit(ranking["domain"]),
+        ranking["offTopic"] - float(ranking["semantic"][i]),
+        float(ranking["coverage"][i]),
+    ]
 
 
 _ENCODER: Encoder | None = None

@@ -23,7 +23,13 @@ import numpy as np
 
 log = logging.getLogger("engine")
 
-FEATURES = ("score", "lead", "domain", "offTopicGap", "coverage")
+FEATURES = ("score", "lead", "domainLogit", "offTopicGap", "coverage")
+
+
+def logit(p: float, eps: float = 1e-4) -> float:
+    """log(p / (1 - p)), clipped so a probe that is certain stays a finite feature."""
+    p = min(max(float(p), eps), 1 - eps)
+    return math.log(p / (1 - p))
 
 
 def sigmoid(x):

@@ -45,6 +45,7 @@ class Tuning:
     spread: float = 0.06  # without a confidence model: logistic width turning a score into a confidence
     alias_confidence: float = 0.95  # without a confidence model: confidence of an alias hit
     segment_words: int = 16  # a query this long is also scored sentence by sentence
+    segment_margin: float = 0.2  # a sentence replaces the whole text when trusted this much more
 
 
 def humanize(name: str) -> str:

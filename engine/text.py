@@ -63,7 +63,8 @@ def query_segments(text: str, min_words: int) -> list[str]:
     """
     if len(text.split()) < min_words:
         return [text]
-    parts = [p.strip() for p in _SENTENCE_SPLIT.split(text) if len(tokens(p)) >= 2]
+    # A sentence with fewer than three content words ("Does it support that?") cannot carry a need.
+    parts = [p.strip() for p in _SENTENCE_SPLIT.split(text) if len(content_tokens(p)) >= 3]
     parts = [p for p in dict.fromkeys(parts) if p != text.strip()]
     return [text, *parts[: MAX_SEGMENTS - 1]]
 
