@@ -51,7 +51,7 @@ NEEDS = [
     ),
     (
         "web search in VS Code",
-        ["search the web", "look things up on google", "browse the internet for current docs"],
+        ["search the web", "look things up on google", "search online for the latest release notes"],
         ["vscode-copilot"],
         15,
         10,

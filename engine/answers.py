@@ -32,16 +32,25 @@ def _match_info(result: Match) -> dict:
     return info
 
 
-def _no_match(result: Match, catalog: Catalog, agent: str | None = None) -> dict:
+# How to list the catalog, per surface: the note names the command the caller can actually run.
+LIST_HINTS = {
+    "mcp": "call list_capabilities{scope} to see them all, or request_capability to record the need",
+    "cli": "run `agent-capabilities list{cli_scope}` to see them all",
+}
+
+
+def _no_match(result: Match, catalog: Catalog, agent: str | None = None, surface: str = "mcp") -> dict:
     """A truthful 'not in the catalog' answer with the nearest names and a next step."""
-    scope = f" for {agent}" if agent else ""
+    hint = LIST_HINTS.get(surface, LIST_HINTS["mcp"]).format(
+        scope=f" for {agent}" if agent else "", cli_scope=f" --agent {agent}" if agent else ""
+    )
     return {
         "match": _match_info(result),
         "nearest": [{"name": c.name, "matchConfidence": c.confidence} for c in result.candidates],
         "note": (
             f"No catalog capability matches '{result.query}'. The catalog has "
-            f"{len(catalog.capabilities)} capabilities; if a nearest name fits, call again with it, "
-            f"or call list_capabilities{scope} to see them all. Do not infer support from this catalog."
+            f"{len(catalog.capabilities)} capabilities; if a nearest name fits, ask again with it, "
+            f"or {hint}. Do not infer support from this catalog."
         ),
     }
 
@@ -86,7 +95,9 @@ def _agents(agents: object, catalog: Catalog) -> list[str]:
         )
     agents = list(agents)
     if not agents:
-        return catalog.agent_ids
+        raise InvalidQueryError(
+            f"agents is an empty list; omit it to compare every agent, or list ids from: {', '.join(catalog.agent_ids)}"
+        )
     if len(agents) > MAX_AGENTS:
         raise InvalidQueryError(f"agents lists {len(agents)} entries; at most {MAX_AGENTS} are accepted")
     return list(dict.fromkeys(_agent_id(a, catalog) for a in agents))
@@ -97,13 +108,13 @@ def _agent_id(agent: object, catalog: Catalog) -> str:
     return catalog.agent(text).id
 
 
-def lookup(agent: str, capability: str) -> dict:
+def lookup(agent: str, capability: str, *, surface: str = "mcp") -> dict:
     """Everything about one agent's capability: facts, setup notes, sources, and how it matched."""
     catalog = get_catalog()
     agent_id = _agent_id(agent, catalog)
     result, found = _resolve_capability(capability)
     if not found:
-        return {"agent": agent_id, "capability": None, **_no_match(result, catalog, agent_id)}
+        return {"agent": agent_id, "capability": None, **_no_match(result, catalog, agent_id, surface)}
     agent_obj = catalog.agents[agent_id]
     record = agent_obj.record(result.name)
     body = {key: record[key] for key in _RECORD_FIELDS if key in record}
@@ -121,13 +132,13 @@ def lookup(agent: str, capability: str) -> dict:
     return answer
 
 
-def compare(capability: str, agents: list[str] | None = None) -> dict:
+def compare(capability: str, agents: list[str] | None = None, *, surface: str = "mcp") -> dict:
     """One capability across agents; agents without it appear as ``{agent, available: false}``."""
     catalog = get_catalog()
     agent_ids = _agents(agents, catalog)
     result, found = _resolve_capability(capability)
     if not found:
-        return {"capability": None, **_no_match(result, catalog)}
+        return {"capability": None, **_no_match(result, catalog, surface=surface)}
     rows = []
     for agent_id in agent_ids:
         record = catalog.agents[agent_id].records[result.name]
@@ -189,7 +200,7 @@ def list_capabilities(agent: str | None = None, category: str | None = None) -> 
     return answer
 
 
-def get_sources(agent: str | None = None, capability: str | None = None) -> dict:
+def get_sources(agent: str | None = None, capability: str | None = None, *, surface: str = "mcp") -> dict:
     """Source citations (url, description, verifiedDate, status) by agent and/or capability."""
     catalog = get_catalog()
     if agent is None and capability is None:
@@ -209,7 +220,7 @@ def get_sources(agent: str | None = None, capability: str | None = None) -> dict
         return {"agent": agent_obj.id, "docsUrl": agent_obj.docs_url, "sources": list(by_url.values())}
     result, found = _resolve_capability(capability)
     if not found:
-        return {"capability": None, **_no_match(result, catalog, agent_ids[0] if agent else None)}
+        return {"capability": None, **_no_match(result, catalog, agent_ids[0] if agent else None, surface)}
     if agent is not None:
         record = catalog.agents[agent_ids[0]].records[result.name]
         return {

@@ -47,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         help="another host name to accept in the Host and Origin headers over HTTP (repeatable)",
     )
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument(
+        "--no-log",
+        action="store_true",
+        help="record nothing: no capability requests, no silent misses (same as AGENT_CAPABILITIES_NO_LOG=1)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
 
@@ -59,9 +64,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"agent-capabilities-mcp: cannot start: {exc}\n")
         return 1
 
+    from engine.gaplog import GapLog
+
     from .server import build_server
 
-    server = build_server()
+    server = build_server(GapLog(enabled=False) if args.no_log else None)
     if args.transport == "stdio":
         import anyio
 

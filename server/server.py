@@ -18,8 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from engine import answers, capability_index, get_catalog
+from engine import answers, capability_index, gapreport, gaps, get_catalog
 from engine.errors import EngineError
+from engine.gaplog import GapLog
 
 from .arguments import check_arguments
 
@@ -27,6 +28,10 @@ log = logging.getLogger("server")
 
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, openWorldHint=False, idempotentHint=True, destructiveHint=False
+)
+# request_capability appends to a local log (not read-only), never deletes, and repeats are counted once.
+RECORDS = ToolAnnotations(
+    readOnlyHint=False, openWorldHint=False, idempotentHint=True, destructiveHint=False
 )
 
 
@@ -43,9 +48,12 @@ def _dump(payload: dict) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _call(func, *args) -> str:
+def _call(func, *args, gap_log: GapLog | None = None, tool: str = "") -> str:
     try:
-        return _dump(func(*args))
+        payload = func(*args)
+        if gap_log is not None:
+            gaps.record_miss(gap_log, payload, tool=tool)  # never raises: recording must not break answers
+        return _dump(payload)
     except EngineError as exc:
         raise ToolError(str(exc)) from exc
     except ValueError as exc:  # a non-finite number would have made invalid JSON
@@ -85,9 +93,15 @@ async def _warm(_: MCPServer) -> AsyncIterator[None]:
     yield
 
 
-def build_server() -> MCPServer:
-    """Create the server with its tools; agent names in the descriptions come from the catalog."""
+def build_server(gap_log: GapLog | None = None) -> MCPServer:
+    """Create the server with its tools; agent names in the descriptions come from the catalog.
+
+    ``gap_log`` receives capability requests and silent misses (no match, or a
+    match below the answer threshold); by default it is the user's local
+    database, or nothing when ``AGENT_CAPABILITIES_NO_LOG=1``.
+    """
     catalog = get_catalog()
+    gap_log = gap_log if gap_log is not None else GapLog()
     agent_ids = ", ".join(catalog.agent_ids)
     agent_names = ", ".join(a.display_name for a in catalog.agents.values())
     server = CapabilityServer(
@@ -121,7 +135,7 @@ def build_server() -> MCPServer:
         structured_output=False,
     )
     def lookup_capability(agent: agent_arg, capability: capability_arg) -> str:
-        return _call(answers.lookup, agent, capability)
+        return _call(answers.lookup, agent, capability, gap_log=gap_log, tool="lookup_capability")
 
     @server.tool(
         description=(
@@ -138,7 +152,7 @@ def build_server() -> MCPServer:
             Field(description=f"Agents to compare; omit for all. Ids: {agent_ids}."),
         ] = None,
     ) -> str:
-        return _call(answers.compare, capability, agents)
+        return _call(answers.compare, capability, agents, gap_log=gap_log, tool="compare_capability")
 
     @server.tool(
         description=(
@@ -168,7 +182,40 @@ def build_server() -> MCPServer:
         agent: Annotated[str | None, Field(description=f"Agent id: {agent_ids}.")] = None,
         capability: Annotated[str | None, Field(description="Capability in any words.")] = None,
     ) -> str:
-        return _call(answers.get_sources, agent, capability)
+        return _call(answers.get_sources, agent, capability, gap_log=gap_log, tool="get_sources")
+
+    @server.tool(
+        description=(
+            "Call when the user needs something that no catalog capability, or not the asked agent, "
+            "provides. Records the need locally for the catalog's maintainers and says whether it is "
+            "available, missing for that agent (with an alternative and the agents that have it), or "
+            "not in the catalog. No effect on the user's system."
+        ),
+        annotations=RECORDS,
+        structured_output=False,
+    )
+    def request_capability(
+        capability: Annotated[
+            str, Field(description="The need in the user's own words (at most 500 characters).")
+        ],
+        agent: Annotated[str | None, Field(description=f"Agent id, if one was asked about: {agent_ids}.")] = None,
+        context: Annotated[
+            str | None, Field(description="What the user was trying to do (optional, at most 2,000 characters).")
+        ] = None,
+    ) -> str:
+        return _call(gaps.request_capability, gap_log, capability, agent, context)
+
+    @server.resource(
+        "gaps://report",
+        name="gap-report",
+        description="Ranked capability gaps: what users asked for that the catalog or an agent lacks.",
+        mime_type="application/json",
+    )
+    def gap_report() -> str:
+        try:
+            return _dump(gapreport.gap_report(gap_log))
+        except EngineError as exc:
+            return _dump({"error": str(exc)})
 
     _drop_unused_methods(server)
     return server

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Tests never write to the user's real gap log: servers started here (and their subprocesses) use a scratch one.
+os.environ["AGENT_CAPABILITIES_DB"] = str(Path(tempfile.mkdtemp(prefix="agent-capabilities-tests-")) / "gaps.db")
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
