@@ -1,11 +1,20 @@
-"""Retrieval quality: our labelled set and the mcpproxy peer benchmark, per matcher variant.
+"""Retrieval quality and honest confidence, per labelled set and matcher variant; plus the mcpproxy peer benchmark.
 
-    python build_scripts/evaluate.py                       # shipped encoder
-    python build_scripts/evaluate.py --encoder fp32=/tmp/enc-fp32 --encoder int8=/tmp/enc-int8
+    python build_scripts/evaluate.py                       # shipped encoder, every set
+    python build_scripts/evaluate.py --encoder fp32=/tmp/enc-fp32 --misses own
 
-Variants: "v1" (exact/alias/lexical only) and one "v2" per encoder directory
-(default: the shipped one in vectors/encoder). Prints a table; ``--json`` writes
-the figures. Needs only the runtime dependencies.
+Sets (``tests/fixtures``): "own" (written with the catalog, thresholds tuned on it),
+"train" (blind, used to add phrasings), "holdout" (blind, never tuned on),
+"calibration" (blind, fits the confidence model) and "blind-holdout" (blind,
+a second writer, never read by any fitting or tuning step). Variants: "v1"
+(exact/alias/lexical only) and one "v2" per encoder. Needs only the runtime
+dependencies.
+
+Metrics: top-1/top-3/MRR over queries that have an answer; "short" and "long"
+are top-1 for those kinds; "abstain" is the share of should-match-nothing
+queries that got no match; "falseAbst" the share of answerable ones that got
+none; "ECE" the expected calibration error of the confidences of given answers
+(10 bins); "wrong>=.95" counts wrong answers given at confidence 0.95 or more.
 """
 
 from __future__ import annotations
@@ -14,112 +23,91 @@ import argparse
 import json
 import math
 import sys
-import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.capabilities import VECTOR_FILE, capability_records, strip_agents  # noqa: E402
+from engine.capabilities import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
 from engine.catalog import get_catalog  # noqa: E402
 from engine.encoder import Encoder  # noqa: E402
 from engine.index import Index  # noqa: E402
+from engine.judge import load_judge  # noqa: E402
 from engine.paths import vectors_dir  # noqa: E402
 
-EVAL_SET = ROOT / "tests" / "fixtures" / "eval_queries.json"
-HOLDOUT_SET = ROOT / "tests" / "fixtures" / "holdout_queries.json"
-TRAIN_SET = ROOT / "tests" / "fixtures" / "train_queries.json"
-PEER_DIR = ROOT.parent / "shared" / "peer-benchmarks" / "mcpproxy-retrieval"
+FIXTURES = ROOT / "tests" / "fixtures"
+SETS = {
+    "own": "eval_queries.json",
+    "train": "train_queries.json",
+    "holdout": "holdout_queries.json",
+    "calibration": "calibration_queries.json",
+    "blind-holdout": "blind_holdout_queries.json",
+}
+PEER_DIR = FIXTURES / "peer_mcpproxy"
+PEER_BASELINE = {"MRR": 0.568, "nDCG@10": 0.609, "fracR@1": 0.418, "fracR@5": 0.681}  # mcpproxy BM25, published
 
 
-def own_metrics(index: Index, queries: list[dict]) -> dict:
-    """top-1/top-3/MRR over answerable queries; abstention precision/recall over all."""
-    top1 = top3 = rr = 0.0
-    answerable = [q for q in queries if q["expected"] is not None]
-    abstained_right = abstained = should_abstain = 0
-    misses = []
+def load_set(name: str) -> list[dict]:
+    return json.loads((FIXTURES / SETS[name]).read_text())["queries"]
+
+
+def run_queries(index: Index, queries: list[dict]) -> list[tuple[dict, object]]:
+    """(query, Match or None) with the library's own agent-name handling."""
+    out = []
     for q in queries:
-        result = index.match(strip_agents(q["query"]), k=10)
-        names = [c.name for c in result.candidates]
-        if result.name is None:
-            abstained += 1
-        if q["expected"] is None:
-            should_abstain += 1
-            if result.name is None:
-                abstained_right += 1
-            else:
-                misses.append((q["query"], None, result.name, result.method))
-            continue
-        hit = result.name == q["expected"]
-        top1 += hit
-        top3 += q["expected"] in names[:3]
-        if q["expected"] in names:
-            rr += 1 / (names.index(q["expected"]) + 1)
-        if not hit:
-            misses.append((q["query"], q["expected"], result.name, result.method))
-    n = len(answerable)
-    return {
-        "queries": len(queries),
-        "top1": top1 / n,
-        "top3": top3 / n,
-        "mrr": rr / n,
-        "abstain_precision": abstained_right / abstained if abstained else 1.0,
-        "abstain_recall": abstained_right / should_abstain if should_abstain else 1.0,
-        "misses": misses,
-    }
+        out.append((q, None if names_only_agents(q["query"]) else index.match(strip_agents(q["query"]), k=10)))
+    return out
 
 
-def sweep_thresholds(index: Index, queries: list[dict]) -> list[tuple[float, float, float, float]]:
-    """top-1 and abstention precision/recall for a range of abstain thresholds (calibration aid)."""
-    from dataclasses import replace
-
+def reliability(pairs: list[tuple[float, bool]], bins: int = 10) -> list[tuple[float, float, int, float]]:
+    """(bin low, bin high, answers, mean confidence, share right) per non-empty bin."""
     rows = []
-    loose = replace(index.tuning, threshold=-1.0, lexical_threshold=2.0)
-    saved, index.tuning = index.tuning, loose
-    try:
-        results = [(q["expected"], index.match(strip_agents(q["query"]), k=3)) for q in queries]
-    finally:
-        index.tuning = saved
-    for step in range(30, 56, 2):
-        threshold = step / 100
-        answered = []
-        for expected, result in results:
-            certain = result.method in {"exact", "alias"}
-            said = (
-                result.name
-                if (result.name and (certain or result.candidates[0].score >= threshold))
-                else None
-            )
-            answered.append((expected, said))
-        good = [e for e, _ in answered if e]
-        top1 = sum(1 for e, a in answered if e and a == e) / len(good)
-        abstained = [(e, a) for e, a in answered if a is None]
-        nulls = sum(1 for e, _ in answered if e is None)
-        precision = sum(1 for e, _ in abstained if e is None) / max(1, len(abstained))
-        recall = sum(1 for e, _ in abstained if e is None) / max(1, nulls)
-        rows.append((threshold, top1, precision, recall))
+    for b in range(bins):
+        low, high = b / bins, (b + 1) / bins
+        inside = [(c, ok) for c, ok in pairs if low <= c < high or (b == bins - 1 and c == 1.0)]
+        if inside:
+            rows.append((low, high, len(inside), sum(c for c, _ in inside) / len(inside),
+                         sum(ok for _, ok in inside) / len(inside)))
     return rows
 
 
-def peer_records() -> tuple[list[dict], list[dict]]:
-    """The peer corpus as engine records, and its labelled queries."""
-    tools = json.loads((PEER_DIR / "corpus_v1.tools.json").read_text())["tools"]
-    golden = json.loads((PEER_DIR / "retrieval_golden_v1.json").read_text())["queries"]
-    records = [{"id": t["tool_id"], "name": t["tool"], "description": t["description"]} for t in tools]
-    return records, golden
+def metrics(results: list[tuple[dict, object]]) -> dict:
+    answerable = [(q, m) for q, m in results if q["expected"] is not None]
+    nulls = [(q, m) for q, m in results if q["expected"] is None]
+
+    def names(m) -> list[str]:
+        return [c.name for c in m.candidates] if m is not None else []
+
+    def top1(rows) -> float:
+        return sum(m is not None and m.name == q["expected"] for q, m in rows) / len(rows) if rows else float("nan")
+
+    rr = [1 / (names(m).index(q["expected"]) + 1) if q["expected"] in names(m) else 0.0 for q, m in answerable]
+    given = [(m.confidence, m.name == q["expected"]) for q, m in results if m is not None and m.name is not None]
+    ece = sum(n * abs(c - r) for _, _, n, c, r in reliability(given)) / len(given) if given else float("nan")
+    return {
+        "queries": len(results),
+        "answerable": len(answerable),
+        "top1": top1(answerable),
+        "top3": sum(q["expected"] in names(m)[:3] for q, m in answerable) / len(answerable),
+        "mrr": sum(rr) / len(rr),
+        "short": top1([(q, m) for q, m in answerable if q.get("kind") == "short"]),
+        "long": top1([(q, m) for q, m in answerable if q.get("kind") == "long"]),
+        "abstain": sum(m is None or m.name is None for _, m in nulls) / len(nulls) if nulls else float("nan"),
+        "falseAbst": sum(m is None or m.name is None for _, m in answerable) / len(answerable),
+        "ece": ece,
+        "wrongAt95": sum(1 for c, ok in given if c >= 0.95 and not ok),
+        "reliability": reliability(given),
+        "misses": [(q["query"], q["expected"], m.name if m else None, m.confidence if m else 0.0)
+                   for q, m in results if (m.name if m else None) != q["expected"]],
+    }
 
 
 def peer_metrics(index: Index, golden: list[dict]) -> dict:
-    """Score the peer queries.
-
-    R@k: the primary (relevance 2) tool is within the top k. MRR: by the first
-    relevant tool. nDCG@10 with graded relevance. fracR@k: mcpproxy's own
-    recall (share of all labelled tools in the top k), to compare with its
-    published baseline.
-    """
+    """R@k (primary tool in top k), MRR, nDCG@10 and mcpproxy's fractional recall."""
     ks = (1, 3, 5, 10)
-    hit = dict.fromkeys(ks, 0.0)
-    frac = dict.fromkeys(ks, 0.0)
+    hit, frac = dict.fromkeys(ks, 0.0), dict.fromkeys(ks, 0.0)
     rr = ndcg = 0.0
     for q in golden:
         ranked = [c.id for c in index.match(q["query"], k=10).candidates]
@@ -131,102 +119,73 @@ def peer_metrics(index: Index, golden: list[dict]) -> dict:
         first = next((i for i, t in enumerate(ranked) if t in rel), None)
         rr += 0 if first is None else 1 / (first + 1)
         dcg = sum((2 ** rel.get(t, 0) - 1) / math.log2(i + 2) for i, t in enumerate(ranked[:10]))
-        ideal = sorted(rel.values(), reverse=True)[:10]
-        idcg = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(ideal))
+        idcg = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(sorted(rel.values(), reverse=True)[:10]))
         ndcg += dcg / idcg
     n = len(golden)
-    return {
-        "queries": n,
-        **{f"R@{k}": hit[k] / n for k in ks},
-        "MRR": rr / n,
-        "nDCG@10": ndcg / n,
-        **{f"fracR@{k}": frac[k] / n for k in ks},
-    }
+    return {**{f"R@{k}": hit[k] / n for k in ks}, "MRR": rr / n, "nDCG@10": ndcg / n,
+            **{f"fracR@{k}": frac[k] / n for k in ks}}
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every variant on both sets and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--encoder", action="append", default=[], metavar="NAME=DIR")
-    parser.add_argument("--misses", action="store_true", help="list the queries each variant gets wrong")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from: {', '.join(SETS)}")
+    parser.add_argument("--misses", metavar="SET", help="list what the shipped variant gets wrong on this set")
+    parser.add_argument("--no-v1", action="store_true", help="skip the alias+lexical baseline")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument(
-        "--calibrate", action="store_true", help="sweep the abstain threshold on the own + training sets"
-    )
     args = parser.parse_args(argv)
 
     shipped = Encoder()
     shipped.load()
-    encoders = [(f"v2 {shipped.variant} (shipped)", shipped)]
-    for spec in args.encoder:
-        name, _, directory = spec.partition("=")
-        encoders.append((f"v2 {name}", Encoder(directory)))
-
-    queries = json.loads(EVAL_SET.read_text())["queries"]
-    holdout = json.loads(HOLDOUT_SET.read_text())["queries"]
-    train = json.loads(TRAIN_SET.read_text())["queries"]
+    variants = [] if args.no_v1 else [("v1 alias+lexical", None)]
+    variants.append((f"v2 {shipped.variant} (shipped)", shipped))
+    variants += [(f"v2 {name}", Encoder(path)) for name, _, path in (s.partition("=") for s in args.encoder)]
     catalog = get_catalog()
     records = capability_records(catalog)
-    store = vectors_dir() / VECTOR_FILE
-    peer, golden = peer_records()
-    out: dict = {"own": {}, "train": {}, "holdout": {}, "peer": {}}
+    judge = load_judge(vectors_dir() / JUDGE_FILE)
+    tools = json.loads((PEER_DIR / "corpus_v1.tools.json").read_text())["tools"]
+    golden = json.loads((PEER_DIR / "retrieval_golden_v1.json").read_text())["queries"]
+    peer = [{"id": t["tool_id"], "name": t["tool"], "description": t["description"]} for t in tools]
 
-    variants = [("v1 alias+lexical", None)] + encoders
+    out: dict = {"sets": {}, "peer": {}}
+    wanted = [s for s in args.sets.split(",") if s]
     for label, encoder in variants:
         semantic = encoder is not None
-        own_index = Index.from_records(
-            records, vectors=store, encoder=encoder, semantic=semantic, out_of_scope=catalog.out_of_scope
-        )
-        peer_index = Index.from_records(peer, encoder=encoder, semantic=semantic)
-        started = time.perf_counter()
-        out["own"][label] = own_metrics(own_index, queries)
-        out["train"][label] = own_metrics(own_index, train)
-        out["holdout"][label] = own_metrics(own_index, holdout)
-        out["peer"][label] = peer_metrics(peer_index, golden)
-        out["own"][label]["seconds"] = round(time.perf_counter() - started, 2)
+        index = Index.from_records(records, vectors=vectors_dir() / VECTOR_FILE, encoder=encoder, semantic=semantic,
+                                   out_of_scope=catalog.out_of_scope, judge=judge if semantic else None)
+        for name in wanted:
+            out["sets"].setdefault(name, {})[label] = metrics(run_queries(index, load_set(name)))
+        out["peer"][label] = peer_metrics(Index.from_records(peer, encoder=encoder, semantic=semantic), golden)
 
-    sets = [
-        ("own", queries, "Own eval set (thresholds calibrated on it)"),
-        ("train", train, "Training set (written blind, then used to add phrasings and anchors)"),
-        ("holdout", holdout, "Holdout set (written blind to the catalog, never used for tuning)"),
-    ]
-    for key, items, title in sets:
-        n_null = sum(q["expected"] is None for q in items)
-        sys.stdout.write(f"\n{title}: {len(items)} queries ({n_null} that should match nothing)\n")
-        sys.stdout.write(f"{'variant':28} {'top1':>6} {'top3':>6} {'MRR':>6} {'abstP':>6} {'abstR':>6}\n")
-        for label, m in out[key].items():
-            sys.stdout.write(
-                f"{label:28} {m['top1']:6.3f} {m['top3']:6.3f} {m['mrr']:6.3f} "
-                f"{m['abstain_precision']:6.3f} {m['abstain_recall']:6.3f}\n"
-            )
-    sys.stdout.write(f"\nPeer benchmark (mcpproxy, {len(golden)} queries over {len(peer)} tools)\n")
-    sys.stdout.write(
-        f"{'variant':28} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6} {'nDCG10':>6} "
-        f"{'fracR@1':>7} {'fracR@5':>7}\n"
-    )
-    sys.stdout.write(
-        f"{'mcpproxy BM25 (published)':28} {'':>6} {'':>6} {'':>6} {0.568:6.3f} {0.609:6.3f} "
-        f"{0.418:7.3f} {0.681:7.3f}\n"
-    )
+    w = sys.stdout.write
+    for name in wanted:
+        items = load_set(name)
+        w(f"\n{name}: {len(items)} queries ({sum(q['expected'] is None for q in items)} should match nothing)\n")
+        w(f"{'variant':26} {'top1':>6} {'top3':>6} {'MRR':>6} {'short':>6} {'long':>6} {'abstain':>7} "
+          f"{'falseAbst':>9} {'ECE':>6} {'wrong>=.95':>10}\n")
+        for label, m in out["sets"][name].items():
+            w(f"{label:26} {m['top1']:6.3f} {m['top3']:6.3f} {m['mrr']:6.3f} {m['short']:6.3f} {m['long']:6.3f} "
+              f"{m['abstain']:7.3f} {m['falseAbst']:9.3f} {m['ece']:6.3f} {m['wrongAt95']:10d}\n")
+    shipped_label = variants[-len(args.encoder) - 1][0]
+    for name in ("calibration", "blind-holdout"):
+        if name in wanted:
+            w(f"\nreliability, {shipped_label}, {name} (answers given):\n  confidence  answers  mean conf  share right\n")
+            for low, high, n, conf, right in out["sets"][name][shipped_label]["reliability"]:
+                w(f"  {low:.1f}-{high:.1f}   {n:7d}  {conf:9.3f}  {right:11.3f}\n")
+    w(f"\nPeer benchmark (mcpproxy, {len(golden)} queries over {len(peer)} tools)\n")
+    w(f"{'variant':26} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6} {'nDCG10':>6} {'fracR@1':>7} {'fracR@5':>7}\n")
+    b = PEER_BASELINE
+    w(f"{'mcpproxy BM25 (published)':26} {'':>6} {'':>6} {'':>6} {b['MRR']:6.3f} {b['nDCG@10']:6.3f} "
+      f"{b['fracR@1']:7.3f} {b['fracR@5']:7.3f}\n")
     for label, m in out["peer"].items():
-        sys.stdout.write(
-            f"{label:28} {m['R@1']:6.3f} {m['R@3']:6.3f} {m['R@5']:6.3f} {m['MRR']:6.3f} "
-            f"{m['nDCG@10']:6.3f} {m['fracR@1']:7.3f} {m['fracR@5']:7.3f}\n"
-        )
-    if args.calibrate:
-        tuning_sets = queries + train
-        index = Index.from_records(records, vectors=store, encoder=shipped, out_of_scope=catalog.out_of_scope)
-        sys.stdout.write(f"\nThreshold sweep on own + training sets ({len(tuning_sets)} queries)\n")
-        sys.stdout.write(f"{'threshold':>9} {'top1':>6} {'abstP':>6} {'abstR':>6}\n")
-        for threshold, top1, precision, recall in sweep_thresholds(index, tuning_sets):
-            sys.stdout.write(f"{threshold:9.2f} {top1:6.3f} {precision:6.3f} {recall:6.3f}\n")
+        w(f"{label:26} {m['R@1']:6.3f} {m['R@3']:6.3f} {m['R@5']:6.3f} {m['MRR']:6.3f} {m['nDCG@10']:6.3f} "
+          f"{m['fracR@1']:7.3f} {m['fracR@5']:7.3f}\n")
     if args.misses:
-        for label, m in out["own"].items():
-            sys.stdout.write(f"\nmisses, {label}:\n")
-            for query, expected, got, method in m["misses"]:
-                sys.stdout.write(f"  {query!r}: expected {expected}, got {got} ({method})\n")
+        w(f"\nmisses, {shipped_label}, {args.misses}:\n")
+        for query, expected, got, conf in out["sets"][args.misses][shipped_label]["misses"]:
+            w(f"  {query!r}: expected {expected}, got {got} ({conf:.2f})\n")
     if args.json:
-        args.json.write_text(json.dumps(out, indent=1) + "\n")
+        args.json.write_text(json.dumps(out, indent=1, default=float) + "\n")
     return 0
 
 

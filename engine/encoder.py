@@ -33,6 +33,49 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+HASH_CACHE_ENV = "AGENT_CAPABILITIES_CACHE"
+
+
+def _hash_cache_path() -> Path:
+    override = os.environ.get(HASH_CACHE_ENV)
+    if override:
+        return Path(override) / "file-hashes.json"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("agent-capabilities")) / "file-hashes.json"
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, remembered by (size, mtime): hashing 80 MB of weights costs 0.1 s per start.
+
+    The full hash runs again whenever the size or modification time changes,
+    so a replaced or corrupted file is still caught. A cache that cannot be
+    read or written only means hashing every time.
+    """
+    stat = path.stat()
+    key, stamp = str(path.resolve()), [stat.st_size, stat.st_mtime_ns]
+    cache_path = _hash_cache_path()
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+        if not isinstance(cache, dict):
+            cache = {}
+    except (OSError, ValueError):
+        cache = {}
+    entry = cache.get(key)
+    if isinstance(entry, list) and len(entry) == 3 and entry[:2] == stamp:
+        return entry[2]
+    digest = sha256_file(path)
+    cache[key] = [*stamp, digest]
+    try:
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache), encoding="utf-8")
+        os.replace(tmp, cache_path)
+    except OSError:
+        pass
+    return digest
+
+
 class Encoder:
     """Embeds text exactly like sentence-transformers' all-MiniLM-L6-v2 (mean pool + L2)."""
 
@@ -72,7 +115,7 @@ class Encoder:
                 path = self.directory / name
                 if not path.is_file():
                     raise EncoderUnavailableError(f"encoder file missing: {path}")
-                if sha256_file(path) != expected:
+                if file_sha256(path) != expected:
                     raise EncoderUnavailableError(
                         f"encoder file {path} does not match its sha256 in manifest.json "
                         "(corrupt or replaced); reinstall or re-export it"

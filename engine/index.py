@@ -223,7 +223,8 @@ class Index:
             if todo:
                 if self._store is not None:
                     log.warning(
-                        "vector store is stale (%d of %d texts changed); embedding them with the ONNX encoder",  # noqa: E501
+                        "vector store is stale (%d of %d texts changed); embedding them with the ONNX encoder. "
+                        "Rebuild it with: python build_scripts/build_vectors.py",
                         len(todo),
                         len(rows),
                     )

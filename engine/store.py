@@ -52,10 +52,13 @@ def encode_vector(vector: np.ndarray) -> str:
     return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
 
 
-def dump_store(entries: list[Entry], matrix: np.ndarray, path: Path, *, model: str = MODEL_ID) -> None:
+def dump_store(
+    entries: list[Entry], matrix: np.ndarray, path: Path, *, model: str = MODEL_ID, built_with: str | None = None
+) -> None:
     """Write a store deterministically: same entries and vectors -> identical bytes."""
     doc = {
         "model": model,
+        **({"builtWith": built_with} if built_with else {}),
         "dimension": int(matrix.shape[1]) if len(entries) else DIMENSION,
         "normalized": True,
         "dtype": "float32-le-base64",

@@ -156,3 +156,24 @@ def test_importing_the_engine_does_not_load_the_encoder():
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
     )
     assert json.loads(proc.stdout.strip().lower()) is False
+
+
+def test_the_weights_hash_is_remembered_until_the_file_changes(vectors_copy, monkeypatch, tmp_path):
+    import engine.encoder as encoder_module
+
+    monkeypatch.setenv("AGENT_CAPABILITIES_CACHE", str(tmp_path / "cache"))
+    hashed = []
+    real = encoder_module.sha256_file
+    monkeypatch.setattr(encoder_module, "sha256_file", lambda path: hashed.append(path.name) or real(path))
+    Encoder(vectors_copy / "encoder").load()
+    first = len(hashed)
+    Encoder(vectors_copy / "encoder").load()
+    assert first >= 2 and len(hashed) == first  # nothing re-hashed on the second start
+
+    model = next((vectors_copy / "encoder").glob("*.onnx"))
+    data = bytearray(model.read_bytes())
+    data[2000] ^= 0xFF  # same size, new content and mtime
+    model.write_bytes(bytes(data))
+    os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 1_000_000))
+    with pytest.raises(EncoderUnavailableError, match="sha256"):
+        Encoder(vectors_copy / "encoder").load()
