@@ -1,4 +1,4 @@
-"""Write ``engine/data/docs/<agent-id>.json``: the pages an agent's official docs site has at a snapshot.
+r"""Write ``engine/data/docs/<agent-id>.json``: the pages an agent's official docs site has at a snapshot.
 
 The tests check every start URL, official source URL and ``docsUrl`` against
 this list, so a moved page fails a test instead of reaching a user. The list

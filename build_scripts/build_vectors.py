@@ -5,7 +5,7 @@ and writes them with a content hash, so the runtime can tell a stale store.
 
     python build_scripts/build_vectors.py                      # the capability catalog, shipped ONNX encoder
     python build_scripts/build_vectors.py --catalog tools.json --out tools-vectors.json
-    python build_scripts/build_vectors.py --with sentence-transformers   # reference build (needs the build extra)
+    python build_scripts/build_vectors.py --with sentence-transformers   # reference build, build extra
 
 The default embeds with the shipped ONNX encoder and needs only the runtime
 dependencies, so a catalog edit never needs PyTorch. ``--with
@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from engine.capabilities import VECTOR_FILE, capability_records  # noqa: E402
 from engine.catalog import get_catalog  # noqa: E402
-from engine.index import Index, coerce_records  # noqa: E402
 from engine.encoder import Encoder  # noqa: E402
+from engine.index import Index, coerce_records  # noqa: E402
 from engine.store import dump_store  # noqa: E402
 
 
@@ -77,7 +77,9 @@ def embed(texts: list[str], builder: str):
             f"--with sentence-transformers needs the build extra ({exc}); install it with "
             "pip install -e '.[build]', or drop --with to use the shipped ONNX encoder"
         ) from exc
-    return model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=True)
+    return model.encode(
+        texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=True
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

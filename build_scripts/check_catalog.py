@@ -45,7 +45,8 @@ def schema_problems(agent: dict) -> list[str]:
             problems.append(f"{agent.get('id')} {rec['name']}: category should be '{canon[rec['name']]}'")
         if not rec.get("available") and not rec.get("alternative"):
             problems.append(
-                f"{agent.get('id')} {rec.get('name')}: unavailable without an alternative (add one if any exists)"
+                f"{agent.get('id')} {rec.get('name')}: unavailable without an alternative "
+                "(add one if any exists)"
             )
     return problems
 

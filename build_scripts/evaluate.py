@@ -1,4 +1,4 @@
-"""Retrieval quality and honest confidence, per labelled set and matcher variant; plus the mcpproxy peer benchmark.
+"""Retrieval quality and honest confidence per labelled set and matcher variant, and the mcpproxy benchmark.
 
     python build_scripts/evaluate.py                       # shipped encoder, every set
     python build_scripts/evaluate.py --encoder fp32=/tmp/enc-fp32 --misses own
@@ -25,8 +25,6 @@ import math
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -46,7 +44,12 @@ SETS = {
     "blind-holdout": "blind_holdout_queries.json",
 }
 PEER_DIR = FIXTURES / "peer_mcpproxy"
-PEER_BASELINE = {"MRR": 0.568, "nDCG@10": 0.609, "fracR@1": 0.418, "fracR@5": 0.681}  # mcpproxy BM25, published
+PEER_BASELINE = {
+    "MRR": 0.568,
+    "nDCG@10": 0.609,
+    "fracR@1": 0.418,
+    "fracR@5": 0.681,
+}  # mcpproxy BM25, published
 
 
 def load_set(name: str) -> list[dict]:
@@ -57,7 +60,9 @@ def run_queries(index: Index, queries: list[dict]) -> list[tuple[dict, object]]:
     """(query, Match or None) with the library's own agent-name handling."""
     out = []
     for q in queries:
-        out.append((q, None if names_only_agents(q["query"]) else index.match(strip_agents(q["query"]), k=10)))
+        out.append(
+            (q, None if names_only_agents(q["query"]) else index.match(strip_agents(q["query"]), k=10))
+        )
     return out
 
 
@@ -68,8 +73,15 @@ def reliability(pairs: list[tuple[float, bool]], bins: int = 10) -> list[tuple[f
         low, high = b / bins, (b + 1) / bins
         inside = [(c, ok) for c, ok in pairs if low <= c < high or (b == bins - 1 and c == 1.0)]
         if inside:
-            rows.append((low, high, len(inside), sum(c for c, _ in inside) / len(inside),
-                         sum(ok for _, ok in inside) / len(inside)))
+            rows.append(
+                (
+                    low,
+                    high,
+                    len(inside),
+                    sum(c for c, _ in inside) / len(inside),
+                    sum(ok for _, ok in inside) / len(inside),
+                )
+            )
     return rows
 
 
@@ -81,10 +93,18 @@ def metrics(results: list[tuple[dict, object]]) -> dict:
         return [c.name for c in m.candidates] if m is not None else []
 
     def top1(rows) -> float:
-        return sum(m is not None and m.name == q["expected"] for q, m in rows) / len(rows) if rows else float("nan")
+        return (
+            sum(m is not None and m.name == q["expected"] for q, m in rows) / len(rows)
+            if rows
+            else float("nan")
+        )
 
-    rr = [1 / (names(m).index(q["expected"]) + 1) if q["expected"] in names(m) else 0.0 for q, m in answerable]
-    given = [(m.confidence, m.name == q["expected"]) for q, m in results if m is not None and m.name is not None]
+    rr = [
+        1 / (names(m).index(q["expected"]) + 1) if q["expected"] in names(m) else 0.0 for q, m in answerable
+    ]
+    given = [
+        (m.confidence, m.name == q["expected"]) for q, m in results if m is not None and m.name is not None
+    ]
     ece = sum(n * abs(c - r) for _, _, n, c, r in reliability(given)) / len(given) if given else float("nan")
     return {
         "queries": len(results),
@@ -99,8 +119,11 @@ def metrics(results: list[tuple[dict, object]]) -> dict:
         "ece": ece,
         "wrongAt95": sum(1 for c, ok in given if c >= 0.95 and not ok),
         "reliability": reliability(given),
-        "misses": [(q["query"], q["expected"], m.name if m else None, m.confidence if m else 0.0)
-                   for q, m in results if (m.name if m else None) != q["expected"]],
+        "misses": [
+            (q["query"], q["expected"], m.name if m else None, m.confidence if m else 0.0)
+            for q, m in results
+            if (m.name if m else None) != q["expected"]
+        ],
     }
 
 
@@ -119,18 +142,26 @@ def peer_metrics(index: Index, golden: list[dict]) -> dict:
         first = next((i for i, t in enumerate(ranked) if t in rel), None)
         rr += 0 if first is None else 1 / (first + 1)
         dcg = sum((2 ** rel.get(t, 0) - 1) / math.log2(i + 2) for i, t in enumerate(ranked[:10]))
-        idcg = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(sorted(rel.values(), reverse=True)[:10]))
+        idcg = sum(
+            (2**r - 1) / math.log2(i + 2) for i, r in enumerate(sorted(rel.values(), reverse=True)[:10])
+        )
         ndcg += dcg / idcg
     n = len(golden)
-    return {**{f"R@{k}": hit[k] / n for k in ks}, "MRR": rr / n, "nDCG@10": ndcg / n,
-            **{f"fracR@{k}": frac[k] / n for k in ks}}
+    return {
+        **{f"R@{k}": hit[k] / n for k in ks},
+        "MRR": rr / n,
+        "nDCG@10": ndcg / n,
+        **{f"fracR@{k}": frac[k] / n for k in ks},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--encoder", action="append", default=[], metavar="NAME=DIR")
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from: {', '.join(SETS)}")
-    parser.add_argument("--misses", metavar="SET", help="list what the shipped variant gets wrong on this set")
+    parser.add_argument(
+        "--misses", metavar="SET", help="list what the shipped variant gets wrong on this set"
+    )
     parser.add_argument("--no-v1", action="store_true", help="skip the alias+lexical baseline")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -151,35 +182,61 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [s for s in args.sets.split(",") if s]
     for label, encoder in variants:
         semantic = encoder is not None
-        index = Index.from_records(records, vectors=vectors_dir() / VECTOR_FILE, encoder=encoder, semantic=semantic,
-                                   out_of_scope=catalog.out_of_scope, judge=judge if semantic else None)
+        index = Index.from_records(
+            records,
+            vectors=vectors_dir() / VECTOR_FILE,
+            encoder=encoder,
+            semantic=semantic,
+            out_of_scope=catalog.out_of_scope,
+            judge=judge if semantic else None,
+        )
         for name in wanted:
             out["sets"].setdefault(name, {})[label] = metrics(run_queries(index, load_set(name)))
-        out["peer"][label] = peer_metrics(Index.from_records(peer, encoder=encoder, semantic=semantic), golden)
+        out["peer"][label] = peer_metrics(
+            Index.from_records(peer, encoder=encoder, semantic=semantic), golden
+        )
 
     w = sys.stdout.write
     for name in wanted:
         items = load_set(name)
-        w(f"\n{name}: {len(items)} queries ({sum(q['expected'] is None for q in items)} should match nothing)\n")
-        w(f"{'variant':26} {'top1':>6} {'top3':>6} {'MRR':>6} {'short':>6} {'long':>6} {'abstain':>7} "
-          f"{'falseAbst':>9} {'ECE':>6} {'wrong>=.95':>10}\n")
+        w(
+            f"\n{name}: {len(items)} queries "
+            f"({sum(q['expected'] is None for q in items)} should match nothing)\n"
+        )
+        w(
+            f"{'variant':26} {'top1':>6} {'top3':>6} {'MRR':>6} {'short':>6} {'long':>6} {'abstain':>7} "
+            f"{'falseAbst':>9} {'ECE':>6} {'wrong>=.95':>10}\n"
+        )
         for label, m in out["sets"][name].items():
-            w(f"{label:26} {m['top1']:6.3f} {m['top3']:6.3f} {m['mrr']:6.3f} {m['short']:6.3f} {m['long']:6.3f} "
-              f"{m['abstain']:7.3f} {m['falseAbst']:9.3f} {m['ece']:6.3f} {m['wrongAt95']:10d}\n")
+            w(
+                f"{label:26} {m['top1']:6.3f} {m['top3']:6.3f} {m['mrr']:6.3f} "
+                f"{m['short']:6.3f} {m['long']:6.3f} "
+                f"{m['abstain']:7.3f} {m['falseAbst']:9.3f} {m['ece']:6.3f} {m['wrongAt95']:10d}\n"
+            )
     shipped_label = variants[-len(args.encoder) - 1][0]
     for name in ("calibration", "blind-holdout"):
         if name in wanted:
-            w(f"\nreliability, {shipped_label}, {name} (answers given):\n  confidence  answers  mean conf  share right\n")
+            w(
+                f"\nreliability, {shipped_label}, {name} (answers given):\n"
+                "  confidence  answers  mean conf  share right\n"
+            )
             for low, high, n, conf, right in out["sets"][name][shipped_label]["reliability"]:
                 w(f"  {low:.1f}-{high:.1f}   {n:7d}  {conf:9.3f}  {right:11.3f}\n")
     w(f"\nPeer benchmark (mcpproxy, {len(golden)} queries over {len(peer)} tools)\n")
-    w(f"{'variant':26} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6} {'nDCG10':>6} {'fracR@1':>7} {'fracR@5':>7}\n")
+    w(
+        f"{'variant':26} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6} {'nDCG10':>6} "
+        f"{'fracR@1':>7} {'fracR@5':>7}\n"
+    )
     b = PEER_BASELINE
-    w(f"{'mcpproxy BM25 (published)':26} {'':>6} {'':>6} {'':>6} {b['MRR']:6.3f} {b['nDCG@10']:6.3f} "
-      f"{b['fracR@1']:7.3f} {b['fracR@5']:7.3f}\n")
+    w(
+        f"{'mcpproxy BM25 (published)':26} {'':>6} {'':>6} {'':>6} {b['MRR']:6.3f} {b['nDCG@10']:6.3f} "
+        f"{b['fracR@1']:7.3f} {b['fracR@5']:7.3f}\n"
+    )
     for label, m in out["peer"].items():
-        w(f"{label:26} {m['R@1']:6.3f} {m['R@3']:6.3f} {m['R@5']:6.3f} {m['MRR']:6.3f} {m['nDCG@10']:6.3f} "
-          f"{m['fracR@1']:7.3f} {m['fracR@5']:7.3f}\n")
+        w(
+            f"{label:26} {m['R@1']:6.3f} {m['R@3']:6.3f} {m['R@5']:6.3f} {m['MRR']:6.3f} {m['nDCG@10']:6.3f} "
+            f"{m['fracR@1']:7.3f} {m['fracR@5']:7.3f}\n"
+        )
     if args.misses:
         w(f"\nmisses, {shipped_label}, {args.misses}:\n")
         for query, expected, got, conf in out["sets"][args.misses][shipped_label]["misses"]:

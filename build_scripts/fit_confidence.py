@@ -68,7 +68,9 @@ def fit_probe(vectors: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, floa
     return w, b, best[1]
 
 
-def features_and_labels(index: Index, queries: list[dict], *, segments: bool) -> tuple[np.ndarray, np.ndarray]:
+def features_and_labels(
+    index: Index, queries: list[dict], *, segments: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Per query: the winner's features and whether the winner is the right answer (1) or not (0)."""
     sem = index._semantic()  # noqa: SLF001 - the fit needs the raw ranking, not a Match
     rows, labels = [], []
@@ -83,7 +85,7 @@ def features_and_labels(index: Index, queries: list[dict], *, segments: bool) ->
 
 
 def pick_answer_threshold(p: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> float:
-    """The P(right) above which to answer: fewest mistakes (wrong answers, needless abstentions) on the set."""
+    """The P(right) above which to answer: fewest wrong answers plus needless abstentions on the set."""
     best = None
     for threshold in np.arange(0.20, 0.61, 0.05):
         answered = p >= threshold
@@ -137,20 +139,21 @@ def main() -> int:
     alias_confidence = round((sum(alias) + 1) / (len(alias) + 2), 3)
     judge = Judge(probe, probe_bias, weights, bias, mean, scale, alias_confidence)
 
-    x, y = features_and_labels(
-        Index.from_records(
-            capability_records(catalog),
-            vectors=vectors_dir() / VECTOR_FILE,
-            encoder=encoder,
-            out_of_scope=catalog.out_of_scope,
-            judge=judge,
-        ),
-        calibration,
-        segments=True,
+    final = Index.from_records(
+        capability_records(catalog),
+        vectors=vectors_dir() / VECTOR_FILE,
+        encoder=encoder,
+        out_of_scope=catalog.out_of_scope,
+        judge=judge,
     )
+    x, y = features_and_labels(final, calibration, segments=True)
     p = judge.confidence(x)
-    answerable = np.array([q["expected"] is not None for q in calibration if not names_only_agents(q["query"])])
-    answer_at = pick_answer_threshold(p, y.astype(bool), answerable)
+    # Where to answer: fewest mistakes over the calibration and training sets together (both blind,
+    # neither held out), so one small set's noise does not pick the threshold.
+    tuning = calibration + train
+    tx, ty = features_and_labels(final, tuning, segments=True)
+    answerable = np.array([q["expected"] is not None for q in tuning if not names_only_agents(q["query"])])
+    answer_at = pick_answer_threshold(judge.confidence(tx), ty.astype(bool), answerable)
     judge = Judge(probe, probe_bias, weights, bias, mean, scale, alias_confidence, answer_at)
     print(f"answer when P(right) >= {answer_at}", file=sys.stderr)
     print(

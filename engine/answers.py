@@ -96,7 +96,8 @@ def _agents(agents: object, catalog: Catalog) -> list[str]:
     agents = list(agents)
     if not agents:
         raise InvalidQueryError(
-            f"agents is an empty list; omit it to compare every agent, or list ids from: {', '.join(catalog.agent_ids)}"
+            "agents is an empty list; omit it to compare every agent, "
+            f"or list ids from: {', '.join(catalog.agent_ids)}"
         )
     if len(agents) > MAX_AGENTS:
         raise InvalidQueryError(f"agents lists {len(agents)} entries; at most {MAX_AGENTS} are accepted")

@@ -58,7 +58,10 @@ def _nearest(answer: dict) -> str:
 
 
 def _no_match_text(answer: dict) -> list[str]:
-    return [f"No capability matches '{answer['match']['query']}'. Nearest: {_nearest(answer)}.", answer["note"]]
+    return [
+        f"No capability matches '{answer['match']['query']}'. Nearest: {_nearest(answer)}.",
+        answer["note"],
+    ]
 
 
 def _close_call(answer: dict) -> list[str]:
@@ -129,7 +132,11 @@ def format_sources(answer: dict) -> list[str]:
         return _no_match_text(answer)
     sources = answer["sources"]
     if isinstance(sources, dict):  # one capability across agents
-        return [f"{agent}: {s['url']} (verified {s['verifiedDate']})" for agent, rows in sources.items() for s in rows]
+        return [
+            f"{agent}: {s['url']} (verified {s['verifiedDate']})"
+            for agent, rows in sources.items()
+            for s in rows
+        ]
     return [f"{s['url']} — {s['description']} (verified {s['verifiedDate']})" for s in sources]
 
 
@@ -153,7 +160,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="agent-capabilities", description="What can coding agents do, and how to set it up.")
+    parser = _Parser(
+        prog="agent-capabilities", description="What can coding agents do, and how to set it up."
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -206,7 +215,9 @@ def _run(args) -> int:
         return 0
     if args.command == "match":
         result = match(" ".join(args.query), k=args.k)
-        _write([json.dumps(result.to_dict(), ensure_ascii=False)] if as_json else format_match(result, args.k))
+        _write(
+            [json.dumps(result.to_dict(), ensure_ascii=False)] if as_json else format_match(result, args.k)
+        )
         return 0
     if args.command == "gaps":
         from .gaplog import GapLog

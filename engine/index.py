@@ -223,7 +223,8 @@ class Index:
             if todo:
                 if self._store is not None:
                     log.warning(
-                        "vector store is stale (%d of %d texts changed); embedding them with the ONNX encoder. "
+                        "vector store is stale (%d of %d texts changed); embedding them with the ONNX "
+                        "encoder. "
                         "Rebuild it with: python build_scripts/build_vectors.py",
                         len(todo),
                         len(rows),
@@ -281,6 +282,9 @@ class Index:
                 conf = self.judge.alias_confidence if self.judge else self.tuning.alias_confidence
                 conf = round(conf, 3)
                 return Match(text, rec.name, rec.id, conf, "alias", [Candidate(rec.id, rec.name, conf)])
+        if not any(ch.isalnum() for ch in text):
+            # Emoji, punctuation or invisible characters only: there is nothing to match.
+            return Match(text, None, None, 0.0, "none", [], False)
         sem = self._semantic()
         if sem is None:
             return self._rank_lexical(text, k)

@@ -53,7 +53,12 @@ def encode_vector(vector: np.ndarray) -> str:
 
 
 def dump_store(
-    entries: list[Entry], matrix: np.ndarray, path: Path, *, model: str = MODEL_ID, built_with: str | None = None
+    entries: list[Entry],
+    matrix: np.ndarray,
+    path: Path,
+    *,
+    model: str = MODEL_ID,
+    built_with: str | None = None,
 ) -> None:
     """Write a store deterministically: same entries and vectors -> identical bytes."""
     doc = {

@@ -30,9 +30,7 @@ READ_ONLY = ToolAnnotations(
     readOnlyHint=True, openWorldHint=False, idempotentHint=True, destructiveHint=False
 )
 # request_capability appends to a local log (not read-only), never deletes, and repeats are counted once.
-RECORDS = ToolAnnotations(
-    readOnlyHint=False, openWorldHint=False, idempotentHint=True, destructiveHint=False
-)
+RECORDS = ToolAnnotations(readOnlyHint=False, openWorldHint=False, idempotentHint=True, destructiveHint=False)
 
 
 def package_version() -> str:
@@ -186,10 +184,9 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
 
     @server.tool(
         description=(
-            "Call when the user needs something that no catalog capability, or not the asked agent, "
-            "provides. Records the need locally for the catalog's maintainers and says whether it is "
-            "available, missing for that agent (with an alternative and the agents that have it), or "
-            "not in the catalog. No effect on the user's system."
+            "Use when the user needs something no catalog capability provides, or the asked agent lacks. "
+            "Records the need in a local log for the catalog's maintainers; says if it is available, "
+            "missing for that agent (alternative, agents that have it) or not cataloged."
         ),
         annotations=RECORDS,
         structured_output=False,
@@ -198,9 +195,12 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
         capability: Annotated[
             str, Field(description="The need in the user's own words (at most 500 characters).")
         ],
-        agent: Annotated[str | None, Field(description=f"Agent id, if one was asked about: {agent_ids}.")] = None,
+        agent: Annotated[
+            str | None, Field(description=f"Agent id, if one was asked about: {agent_ids}.")
+        ] = None,
         context: Annotated[
-            str | None, Field(description="What the user was trying to do (optional, at most 2,000 characters).")
+            str | None,
+            Field(description="What the user was trying to do (optional, at most 2,000 characters)."),
         ] = None,
     ) -> str:
         return _call(gaps.request_capability, gap_log, capability, agent, context)

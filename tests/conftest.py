@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Tests never write to the user's real gap log: servers started here (and their subprocesses) use a scratch one.
+# Tests never write to the user's gap log or cache: servers started here, and children, use scratch ones.
 _SCRATCH = Path(tempfile.mkdtemp(prefix="agent-capabilities-tests-"))
 os.environ["AGENT_CAPABILITIES_DB"] = str(_SCRATCH / "gaps.db")
 os.environ["AGENT_CAPABILITIES_CACHE"] = str(_SCRATCH / "cache")

@@ -37,7 +37,10 @@ def test_lookup_is_a_short_answer_for_a_person(capsys):
 def test_an_unavailable_record_names_the_agents_that_have_it(capsys):
     catalog = engine.get_catalog()
     name, agent_id = next(
-        (c.name, a.id) for c in catalog.capabilities for a in catalog.agents.values() if not a.records[c.name]["available"]
+        (c.name, a.id)
+        for c in catalog.capabilities
+        for a in catalog.agents.values()
+        if not a.records[c.name]["available"]
     )
     assert main(["lookup", agent_id, name]) == 0
     out = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Capability requests over the real stdio server: the tool, its three states, dedup, silent misses, SIGKILL."""
+"""Capability requests over the real stdio server: the tool, its states, dedup, silent misses, SIGKILL."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import engine
 from engine.cli import main as cli_main
 
 from .conftest import ROOT
-from .test_server_stdio import INIT, LineReader, TIMEOUT
+from .test_server_stdio import INIT, TIMEOUT, LineReader
 
 
 def server_params(db) -> StdioServerParameters:
@@ -35,7 +35,10 @@ def pick_states() -> dict[str, dict]:
             return {
                 "available": {"capability": cap.name, "agent": have[0]},
                 "unavailable": {"capability": cap.name, "agent": lack[0]},
-                "uncataloged": {"capability": "sign in with my company's SAML single sign-on", "agent": have[0]},
+                "uncataloged": {
+                    "capability": "sign in with my company's SAML single sign-on",
+                    "agent": have[0],
+                },
             }
     raise AssertionError("the catalog has no capability that some agents lack")
 
@@ -56,7 +59,9 @@ def test_request_tool_states_dedup_and_silent_misses_over_stdio(tmp_path, capsys
                     out[state] = json.loads(result.content[0].text)
                 again = await client.call_tool("request_capability", states["uncataloged"])
                 out["again"] = json.loads(again.content[0].text)
-                miss = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "order a pizza"})
+                miss = await client.call_tool(
+                    "lookup_capability", {"agent": "claude", "capability": "order a pizza"}
+                )
                 out["miss"] = json.loads(miss.content[0].text)
         return out
 
@@ -82,20 +87,32 @@ def test_request_tool_states_dedup_and_silent_misses_over_stdio(tmp_path, capsys
     assert cli_main(["gaps", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["totals"]["misses"] == 1
-    phrasings = [g["representative"] for g in report["gaps"]] + [e for g in report["gaps"] for e in g["examples"]]
+    phrasings = [g["representative"] for g in report["gaps"]] + [
+        e for g in report["gaps"] for e in g["examples"]
+    ]
     assert "order a pizza" in phrasings
 
 
 def test_no_log_flag_writes_nothing(tmp_path):
     db = tmp_path / "gaps.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)}
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "request_capability", "arguments": {"capability": "SAML single sign-on"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "request_capability", "arguments": {"capability": "SAML single sign-on"}},
+    }
     proc = subprocess.run(
         [sys.executable, "-m", "server", "--no-log"],
-        input="\n".join(json.dumps(m) for m in (INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call))
+        input="\n".join(
+            json.dumps(m) for m in (INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call)
+        )
         + "\n",
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=TIMEOUT,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=TIMEOUT,
     )
     answer = json.loads([line for line in proc.stdout.splitlines() if '"id":2' in line][0])
     assert json.loads(answer["result"]["content"][0]["text"])["recorded"] is False
@@ -109,8 +126,12 @@ def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_
     acknowledged: set[str] = set()
     for cycle in range(20):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "server"], cwd=ROOT, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            [sys.executable, "-m", "server"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         reader = LineReader(proc.stdout)
         try:
@@ -120,8 +141,12 @@ def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_
             for i in range(8):
                 need = f"cycle {cycle} need {i} for a zorblax integration"
                 needs[100 + i] = need
-                call = {"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
-                        "params": {"name": "request_capability", "arguments": {"capability": need}}}
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": 100 + i,
+                    "method": "tools/call",
+                    "params": {"name": "request_capability", "arguments": {"capability": need}},
+                }
                 proc.stdin.write((json.dumps(call) + "\n").encode())
             proc.stdin.flush()
             deadline = time.monotonic() + TIMEOUT

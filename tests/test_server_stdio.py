@@ -17,7 +17,13 @@ from mcp import Client, StdioServerParameters
 import engine
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOL_NAMES = {"lookup_capability", "compare_capability", "list_capabilities", "get_sources"}
+TOOL_NAMES = {
+    "lookup_capability",
+    "compare_capability",
+    "list_capabilities",
+    "get_sources",
+    "request_capability",
+}
 AGENT_IDS = engine.get_catalog().agent_ids
 TIMEOUT = 60  # generous: the first semantic query may load (and refresh) the ONNX encoder
 
