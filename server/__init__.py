@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 def _serve_http(server, args) -> int:
     import uvicorn
 
-    from .http import KEEP_ALIVE_TIMEOUT, BoundedH11Protocol, http_app, is_loopback
+    from .http import KEEP_ALIVE_TIMEOUT, BoundedH11Protocol, QuietShutdown, http_app, is_loopback
 
     token = os.environ.get(TOKEN_ENV) or None
     app = http_app(server, host=args.host, port=args.port, token=token, allowed_hosts=args.allow_host)
@@ -108,12 +108,18 @@ def _serve_http(server, args) -> int:
         timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
         timeout_graceful_shutdown=2,
     )
+    logging.getLogger("uvicorn.error").addFilter(QuietShutdown())
+    code = 0
     try:
         uvicorn.Server(config).run()
     except KeyboardInterrupt:
-        return 0
+        pass
     except (OSError, SystemExit) as exc:
-        code = exc.code if isinstance(exc, SystemExit) else 1
+        code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code else 1
         sys.stderr.write(f"agent-capabilities-mcp: cannot serve on {args.host}:{args.port}: {exc}\n")
-        return code if isinstance(code, int) and code else 1
-    return 0
+    # Leave without interpreter teardown: onnxruntime's thread pool, created in the warm-up thread,
+    # could abort the process ("terminate called ...") when destroyed during finalisation. Every
+    # gap-log write is already committed, so nothing is lost.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

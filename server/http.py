@@ -82,6 +82,24 @@ class Gate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = False
+
+        async def tracked_send(message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._serve(scope, receive, tracked_send)
+        except asyncio.CancelledError:
+            # Shutting down (Ctrl-C) with this request still open: answer it if we can, then end quietly.
+            if not started:
+                try:
+                    await _respond(send, 503, {"error": "the server is shutting down; retry later"})
+                except Exception:  # noqa: BLE001 - the client may already be gone
+                    pass
+
+    async def _serve(self, scope, receive, send) -> None:
         headers = scope.get("headers") or []
         for name in SINGLE_HEADERS:
             if sum(1 for key, _ in headers if key == name) > 1:
@@ -200,6 +218,18 @@ class BoundedH11Protocol(H11Protocol):
     def connection_lost(self, exc) -> None:
         self._head_timer.cancel()
         super().connection_lost(exc)
+
+
+class QuietShutdown(logging.Filter):
+    """Lower uvicorn's shutdown chatter about cancelled requests to INFO: Ctrl-C is not an error."""
+
+    NOISE = ("Cancel ", "ASGI callable returned without completing response")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR and any(n in record.getMessage() for n in self.NOISE):
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+        return True
 
 
 def http_app(server: MCPServer, *, host: str, port: int, token: str | None, allowed_hosts: list[str]):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -320,3 +321,29 @@ def test_port_in_use_is_one_clear_line(open_server):
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert f"cannot serve on 127.0.0.1:{port}" in proc.stderr
+
+
+def test_ctrl_c_with_a_request_still_open_exits_cleanly(tmp_path):
+    port = free_port()
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        try:
+            wait_for_port(proc, port)
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 400\r\n\r\n{")
+                time.sleep(0.5)
+                proc.send_signal(signal.SIGINT)
+                assert proc.wait(timeout=20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+    text = log.read_text()
+    assert "Traceback" not in text and "terminate called" not in text and "ERROR" not in text, text
