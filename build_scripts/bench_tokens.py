@@ -67,7 +67,7 @@ async def measure() -> None:
             desc = count(tool.description or "")
             total += tokens
             out(f"  {tool.name:20} {tokens:5} tokens (description alone {desc})\n")
-        out(f"  {'all four':20} {total:5} tokens\n\nResponses\n")
+        out(f"  {'all tools':20} {total:5} tokens\n\nResponses\n")
         for name, args in CALLS:
             result = await client.call_tool(name, args)
             text = result.content[0].text

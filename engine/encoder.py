@@ -138,6 +138,8 @@ class Encoder:
                 options.intra_op_num_threads = self.threads
                 options.inter_op_num_threads = 1
                 options.log_severity_level = 3
+                # No busy-waiting after a run: spinning ORT threads starve the numpy scoring that follows.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = ort.InferenceSession(
                     str(self.directory / model_file),
                     sess_options=options,
