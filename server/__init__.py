@@ -78,8 +78,21 @@ def main(argv: list[str] | None = None) -> int:
             anyio.run(serve_stdio, server)
         except KeyboardInterrupt:
             pass
-        return 0
+        _exit_now(0)
     return _serve_http(server, args)
+
+
+def _exit_now(code: int) -> None:
+    """Leave without interpreter teardown, once every answer is written and every gap-log write committed.
+
+    onnxruntime's thread pool, created by the warm-up thread, can abort the
+    process ("terminate called without an active exception") when it is
+    destroyed during finalisation, for example when stdin closes while the
+    encoder is still loading. Exiting here skips that teardown.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _serve_http(server, args) -> int:
@@ -117,9 +130,4 @@ def _serve_http(server, args) -> int:
     except (OSError, SystemExit) as exc:
         code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code else 1
         sys.stderr.write(f"agent-capabilities-mcp: cannot serve on {args.host}:{args.port}: {exc}\n")
-    # Leave without interpreter teardown: onnxruntime's thread pool, created in the warm-up thread,
-    # could abort the process ("terminate called ...") when destroyed during finalisation. Every
-    # gap-log write is already committed, so nothing is lost.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    _exit_now(code)

@@ -58,3 +58,36 @@ def vectors_copy(tmp_path: Path) -> Path:
     target = tmp_path / "vectors"
     shutil.copytree(ROOT / "vectors", target)
     return target
+
+
+class FakeEncoder:
+    """A deterministic stand-in for the ONNX encoder: hashed bag of words, unit length, 384 dimensions.
+
+    Texts that share words get similar vectors, which is enough to test the
+    pipeline's logic (ranking, thresholds, segments, close calls) in
+    milliseconds, without the 80 MB model. Parity and quality tests use the real one.
+    """
+
+    variant = "fake"
+
+    def load(self) -> None:
+        pass
+
+    def vocabulary(self) -> set[str]:
+        return set()
+
+    def encode(self, texts):
+        import re
+        import zlib
+
+        rows = np.zeros((len(texts), 384), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                rows[i, zlib.crc32(word.encode()) % 384] += 1.0
+            rows[i] /= np.linalg.norm(rows[i]) or 1.0
+        return rows
+
+
+@pytest.fixture
+def fake_encoder() -> FakeEncoder:
+    return FakeEncoder()

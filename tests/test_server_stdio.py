@@ -143,6 +143,10 @@ def test_stdout_carries_nothing_but_json_rpc():
         init = reader.wait_for_id(1)
         assert init["result"]["protocolVersion"] == "2025-06-18"
         assert init["result"]["serverInfo"]["name"] == "agent-capabilities"
+        from server.server import package_version
+
+        assert init["result"]["serverInfo"]["version"] == package_version() != ""
+        assert "prompts" not in init["result"]["capabilities"]  # nothing advertised that is not served
 
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send(

@@ -1,0 +1,64 @@
+"""The matching pipeline's logic with a fake encoder: fast unit tests that need no model."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import Index
+from engine.judge import FEATURES, Judge
+
+RECORDS = [
+    {"id": "read", "name": "read_file", "description": "Read the contents of a file from disk"},
+    {"id": "write", "name": "write_file", "description": "Write text to a file on disk"},
+    {"id": "mail", "name": "send_email", "description": "Send an email message to a recipient"},
+]
+
+
+def test_the_record_sharing_the_most_words_wins(fake_encoder):
+    index = Index.from_records(RECORDS, encoder=fake_encoder)
+    assert index.match("send an email to my boss").name == "send_email"
+    assert index.match("read the contents of this file").name == "read_file"
+
+
+def test_k_limits_the_candidates_but_not_the_answer(fake_encoder):
+    index = Index.from_records(RECORDS, encoder=fake_encoder)
+    one, three = index.match("write text into a file", k=1), index.match("write text into a file", k=3)
+    assert len(one.candidates) == 1 and len(three.candidates) == 3
+    assert (one.name, one.confidence, one.ambiguous) == (three.name, three.confidence, three.ambiguous)
+
+
+def test_a_long_question_is_decided_by_its_most_relevant_sentence(fake_encoder):
+    index = Index.from_records(RECORDS, encoder=fake_encoder)
+    story = (
+        "Yesterday my laptop crashed during a long meeting and I lost my whole afternoon of work again. "
+        "Please send an email message to the recipient list about the outage."
+    )
+    assert index.match(story).name == "send_email"
+
+
+def neutral_judge(answer_at: float) -> Judge:
+    """A judge whose confidence is a logistic of the score alone (weight 1 on standardised score)."""
+    weights = np.zeros(len(FEATURES))
+    weights[0] = 10.0
+    return Judge(
+        np.zeros(384), 0.0, weights, -5.0, np.zeros(len(FEATURES)), np.ones(len(FEATURES)), 0.9, answer_at
+    )
+
+
+def test_with_a_judge_the_index_abstains_below_its_answer_threshold(fake_encoder):
+    strict = Index.from_records(RECORDS, encoder=fake_encoder, judge=neutral_judge(0.99))
+    lenient = Index.from_records(RECORDS, encoder=fake_encoder, judge=neutral_judge(0.01))
+    query = "a file"
+    assert strict.match(query).name is None and strict.match(query).method == "none"
+    assert lenient.match(query).name is not None
+    assert strict.match(query).confidence == lenient.match(query).confidence  # same estimate, other decision
+
+
+def test_alias_hits_take_the_judges_alias_confidence(fake_encoder):
+    index = Index.from_records(
+        [{**RECORDS[0], "aliases": ["cat a file"]}, *RECORDS[1:]],
+        encoder=fake_encoder,
+        judge=neutral_judge(0.5),
+    )
+    result = index.match("cat a file")
+    assert (result.method, result.confidence) == ("alias", 0.9)
