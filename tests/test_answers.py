@@ -1,4 +1,4 @@
-"""``engine.answers`` called directly: the data shaping behind the MCP tools, without a protocol in the way."""
+"""``engine.answers`` called directly: the data shaping behind the MCP tools, with no protocol between."""
 
 from __future__ import annotations
 
