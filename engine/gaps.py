@@ -17,7 +17,7 @@ from .text import validate_query
 
 log = logging.getLogger("engine")
 
-MIN_CONFIDENCE = 0.5  # confidences are 0.5 at the matcher's calibrated threshold
+MIN_CONFIDENCE = 0.5  # matchConfidence is P(right): below 0.5 the answer is more likely wrong than right
 
 
 def agents_with(capability_name: str) -> list[str]:
@@ -27,7 +27,7 @@ def agents_with(capability_name: str) -> list[str]:
 
 
 def is_miss(result: Match) -> bool:
-    """True when a match found nothing or only something below the calibrated threshold."""
+    """True when a match found nothing, or something more likely wrong than right."""
     return result.name is None or result.confidence < MIN_CONFIDENCE
 
 
