@@ -356,7 +356,8 @@ class Index:
         # Close calls are judged over all records, so they do not depend on k.
         ambiguous = len(order) > 1 and float(fused[order[1]]) >= top - tune.ambiguity_margin
         if self.judge is not None:
-            confidences = self._judged(ranking, shown)
+            # A lower-ranked record is never reported as likelier than one above it.
+            confidences = np.minimum.accumulate(self._judged(ranking, shown))
             candidates = [
                 self._candidate(i, conf, fused[i]) for i, conf in zip(shown, confidences, strict=True)
             ]
