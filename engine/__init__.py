@@ -7,6 +7,8 @@
 'vscode-copilot'
 """
 
+from importlib import metadata as _metadata
+
 from .capabilities import capability_index, capability_records, match, resolve_agent
 from .catalog import Agent, Capability, Catalog, get_catalog, load_catalog
 from .encoder import Encoder, EncoderUnavailableError
@@ -21,6 +23,15 @@ from .errors import (
 )
 from .index import Index, Record, Tuning
 from .results import Candidate, Match
+
+
+def package_version() -> str:
+    """The installed package's version ('0+unknown' when run from a checkout that is not installed)."""
+    try:
+        return _metadata.version("agent-capabilities")
+    except _metadata.PackageNotFoundError:
+        return "0+unknown"
+
 
 __all__ = [
     "Agent",
@@ -45,5 +56,6 @@ __all__ = [
     "get_catalog",
     "load_catalog",
     "match",
+    "package_version",
     "resolve_agent",
 ]

@@ -19,7 +19,7 @@ MAX_AGENTS = 10
 _RECORD_FIELDS = ("name", "category", "available", "tier", "maturityLevel", "description", "terminology")
 
 
-def _match_info(result: Match) -> dict:
+def match_info(result: Match) -> dict:
     """How a capability query was resolved: always shown, so a caller can judge it."""
     info = {
         "query": result.query,
@@ -45,7 +45,7 @@ def _no_match(result: Match, catalog: Catalog, agent: str | None = None, surface
         scope=f" for {agent}" if agent else "", cli_scope=f" --agent {agent}" if agent else ""
     )
     return {
-        "match": _match_info(result),
+        "match": match_info(result),
         "nearest": [{"name": c.name, "matchConfidence": c.confidence} for c in result.candidates],
         "note": (
             f"No catalog capability matches '{result.query}'. The catalog has "
@@ -124,7 +124,7 @@ def lookup(agent: str, capability: str, *, surface: str = "mcp") -> dict:
             body[key] = record[key]
     if not record["available"]:
         body["availableIn"] = available_in(result.name, catalog)
-    answer = {"agent": agent_id, "capability": body, "match": _match_info(result)}
+    answer = {"agent": agent_id, "capability": body, "match": match_info(result)}
     answer["freshness"] = {"checked": checked_on(record), "docsSnapshot": agent_obj.docs_snapshot["date"]}
     if agent_obj.status_facts:
         answer["agentStatus"] = agent_obj.status_lines()
@@ -160,7 +160,7 @@ def compare(capability: str, agents: list[str] | None = None, *, surface: str = 
         rows.append(row)
     answer = {
         "capability": result.name,
-        "match": _match_info(result),
+        "match": match_info(result),
         "comparison": rows,
         "availableIn": available_in(result.name, catalog),
     }
@@ -227,11 +227,11 @@ def get_sources(agent: str | None = None, capability: str | None = None, *, surf
         return {
             "agent": agent_ids[0],
             "capability": result.name,
-            "match": _match_info(result),
+            "match": match_info(result),
             "sources": record["sources"],
         }
     return {
         "capability": result.name,
-        "match": _match_info(result),
+        "match": match_info(result),
         "sources": {a: catalog.agents[a].records[result.name]["sources"] for a in agent_ids},
     }

@@ -10,20 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib import metadata
 
-from . import answers
+from . import answers, package_version
 from .capabilities import match
 from .catalog import get_catalog
 from .errors import EngineError
 from .text import closest
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("agent-capabilities")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 def export_catalog() -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from .answers import match_info
 from .capabilities import match
 from .catalog import get_catalog
 from .gaplog import GapLog, RecordStatus, clean_capability, clean_context
@@ -31,18 +32,6 @@ def is_miss(result: Match) -> bool:
     return result.name is None or result.confidence < MIN_CONFIDENCE
 
 
-def _match_info(result: Match) -> dict:
-    info = {
-        "query": result.query,
-        "resolvedTo": result.name,
-        "method": result.method,
-        "matchConfidence": result.confidence,
-    }
-    if result.ambiguous:
-        info["ambiguous"] = True
-    return info
-
-
 def classify(capability: str, agent: str | None = None) -> dict:
     """Where a need stands: "available", "unavailable" or "uncataloged", with the next step.
 
@@ -62,13 +51,13 @@ def classify(capability: str, agent: str | None = None) -> dict:
             "state": "uncataloged",
             "capability": None,
             "next_action": "recorded",
-            "match": _match_info(result),
+            "match": match_info(result),
             "nearest": [{"name": c.name, "matchConfidence": c.confidence} for c in result.candidates],
             "note": "No catalog capability fits this need; it is noted as a candidate for the catalog.",
         }
     name = result.name
     have = agents_with(name)
-    answer = {**head, "capability": name, "match": _match_info(result)}
+    answer = {**head, "capability": name, "match": match_info(result)}
     if agent_id is not None and agent_id in have:
         args = {"agent": agent_id, "capability": name}
         pointer = {"tool": "lookup_capability", "arguments": args}

@@ -29,7 +29,7 @@ def _port(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve stdio (default) or streamable HTTP. Logs go to stderr; stdout is the protocol's."""
-    from .server import package_version
+    from engine import package_version
 
     parser = _Parser(
         prog="agent-capabilities-mcp",

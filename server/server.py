@@ -10,7 +10,6 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib import metadata
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -18,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from engine import answers, capability_index, gapreport, gaps, get_catalog
+from engine import answers, capability_index, gapreport, gaps, get_catalog, package_version
 from engine.errors import EngineError
 from engine.gaplog import GapLog
 
@@ -31,14 +30,6 @@ READ_ONLY = ToolAnnotations(
 )
 # request_capability appends to a local log (not read-only), never deletes, and repeats are counted once.
 RECORDS = ToolAnnotations(readOnlyHint=False, openWorldHint=False, idempotentHint=True, destructiveHint=False)
-
-
-def package_version() -> str:
-    """The installed package's version ('0+unknown' when run from an uninstalled checkout)."""
-    try:
-        return metadata.version("agent-capabilities")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 def _dump(payload: dict) -> str:

@@ -53,6 +53,18 @@ def data_copy(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def five_agent_data(data_copy: Path) -> Path:
+    """A copy of the catalog with a fifth agent added through data alone (a renamed copy of one agent)."""
+    doc = json.loads((data_copy / "agents" / "gemini-cli.json").read_text())
+    doc.update(id="example-agent", displayName="Example Agent", aliases=["example agent"])
+    (data_copy / "agents" / "example-agent.json").write_text(json.dumps(doc))
+    manifest = json.loads((data_copy / "catalog.json").read_text())
+    manifest["agents"].append("example-agent")
+    (data_copy / "catalog.json").write_text(json.dumps(manifest))
+    return data_copy
+
+
+@pytest.fixture
 def vectors_copy(tmp_path: Path) -> Path:
     """A writable copy of vectors/ (encoder + store) to break in degraded-mode tests."""
     target = tmp_path / "vectors"

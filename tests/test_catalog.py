@@ -24,14 +24,8 @@ def test_every_agent_in_the_manifest_is_loaded():
     assert sorted(CATALOG.agents) == AGENTS and AGENTS
 
 
-def test_a_fifth_agent_needs_only_data(data_copy):
-    doc = json.loads((data_copy / "agents" / "gemini-cli.json").read_text())
-    doc.update(id="example-agent", displayName="Example Agent", aliases=["example agent"])
-    (data_copy / "agents" / "example-agent.json").write_text(json.dumps(doc))
-    manifest = json.loads((data_copy / "catalog.json").read_text())
-    manifest["agents"].append("example-agent")
-    (data_copy / "catalog.json").write_text(json.dumps(manifest))
-    catalog = load_catalog(data_copy)
+def test_a_fifth_agent_needs_only_data(five_agent_data):
+    catalog = load_catalog(five_agent_data)
     assert "example-agent" in catalog.agent_ids
     assert catalog.resolve_agent("Example Agent") == "example-agent"
 

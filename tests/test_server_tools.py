@@ -116,14 +116,8 @@ async def test_agent_parameter_descriptions_list_all_agent_ids(client):
         assert agent_id in agents_description
 
 
-async def test_tool_descriptions_follow_the_catalog_not_a_fixed_list(data_copy, monkeypatch):
-    doc = json.loads((data_copy / "agents" / "gemini-cli.json").read_text())
-    doc.update(id="example-agent", displayName="Example Agent", aliases=["example agent"])
-    (data_copy / "agents" / "example-agent.json").write_text(json.dumps(doc))
-    manifest = json.loads((data_copy / "catalog.json").read_text())
-    manifest["agents"].append("example-agent")
-    (data_copy / "catalog.json").write_text(json.dumps(manifest))
-    five = engine.catalog.load_catalog(data_copy)
+async def test_tool_descriptions_follow_the_catalog_not_a_fixed_list(five_agent_data, monkeypatch):
+    five = engine.catalog.load_catalog(five_agent_data)
     monkeypatch.setattr("server.server.get_catalog", lambda: five)
     async with Client(build_server()) as connected:
         tools = {t.name: t for t in (await connected.list_tools()).tools}
