@@ -70,9 +70,11 @@ def test_pinned_first_dimensions_of_a_known_sentence(encoder, parity_texts, refe
 def test_same_answers_as_sentence_transformers_on_the_eval_set(eval_queries, reference_vectors):
     """The pipeline decides the same (top-1 or no match) with our vectors as with theirs.
 
-    The one allowance: a near-tie that both runs flag as ambiguous may swap its
-    top two, as long as the same three candidates are returned (ambiguous
-    answers always carry the top three). The reference embedded each raw query.
+    Two allowances, together at most 1% of the queries: a near-tie that both
+    runs flag as ambiguous may swap its top two, as long as the same three
+    candidates are returned; and a query whose confidence sits at the answer
+    threshold in both runs (within 0.05, same top candidate) may be answered in
+    one and not the other. The reference embedded each raw query.
     """
     shipped = capability_index()
     encoder = Encoder()
@@ -107,19 +109,22 @@ def test_same_answers_as_sentence_transformers_on_the_eval_set(eval_queries, ref
         judge=shipped.judge,
         out_of_scope=[e.text for e in shipped.entries if e.kind == "negative"],
     )
-    disagreements, swapped_ties = [], []
+    threshold = shipped.judge.answer_at
+    disagreements, allowed = [], []
     for text in reference:
         ours = ours_index.match(text, k=3)
         theirs = theirs_index.match(text, k=3)
         if ours.name == theirs.name:
             continue
         same_three = {c.id for c in ours.candidates} == {c.id for c in theirs.candidates}
-        if ours.ambiguous and theirs.ambiguous and same_three:
-            swapped_ties.append(text)
+        same_top = ours.candidates[0].id == theirs.candidates[0].id
+        at_threshold = all(abs(m.confidence - threshold) < 0.05 for m in (ours, theirs))
+        if (ours.ambiguous and theirs.ambiguous and same_three) or (same_top and at_threshold):
+            allowed.append((text, ours.confidence, theirs.confidence))
         else:
             disagreements.append((text, ours.name, theirs.name))
     assert not disagreements, disagreements
-    assert len(swapped_ties) <= len(reference) // 100, swapped_ties
+    assert len(allowed) <= len(reference) // 100, allowed
 
 
 def test_missing_files_raise_a_clear_error(tmp_path):
