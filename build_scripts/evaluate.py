@@ -5,7 +5,7 @@
 
 Sets (``tests/fixtures``): "own" (written with the catalog, thresholds tuned on it),
 "train" (blind, used to add phrasings), "holdout" (blind, never tuned on),
-"calibration" (blind, fits the confidence model) and "blind-holdout" (blind,
+"calibration" and "calibration2" (blind, two writers, fit the confidence model) and "blind-holdout" (blind,
 a second writer, never read by any fitting or tuning step). Variants: "v1"
 (exact/alias/lexical only) and one "v2" per encoder. Needs only the runtime
 dependencies.
@@ -41,6 +41,7 @@ SETS = {
     "train": "train_queries.json",
     "holdout": "holdout_queries.json",
     "calibration": "calibration_queries.json",
+    "calibration2": "calibration2_queries.json",
     "blind-holdout": "blind_holdout_queries.json",
 }
 PEER_DIR = FIXTURES / "peer_mcpproxy"

@@ -6,8 +6,9 @@ Data, all written blind to the catalog (see each file's "about"):
 - ``tests/fixtures/domain_probe_train.json``: in-domain questions about coding-agent
   features against out-of-domain text (word traps, general programming, trivia),
   plus the positives of ``train_queries.json``. Trains the domain probe.
-- ``tests/fixtures/calibration_queries.json``: fits the mapping from ranking
-  features to P(right). The held-out sets are never read here.
+- ``tests/fixtures/calibration_queries.json`` and ``calibration2_queries.json``
+  (two blind writers): fit the mapping from ranking features to P(right). The
+  held-out sets are never read here.
 
 Needs only the runtime dependencies (the shipped ONNX encoder). Rerunning on
 unchanged data writes the same file.
@@ -33,6 +34,7 @@ from engine.paths import vectors_dir  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 PROBE_L2 = (0.1, 0.3, 1.0, 3.0, 10.0)
+CALIBRATION_SETS = ("calibration_queries.json", "calibration2_queries.json")
 CALIBRATION_L2 = (0.3, 1.0, 3.0, 10.0, 30.0)  # chosen by 5-fold log loss on the calibration set
 
 
@@ -87,14 +89,24 @@ def features_and_labels(
     return np.array(rows), np.array(labels)
 
 
+MIN_ABSTENTION = 0.92  # share of should-match-nothing queries that must get no match (issue 9 asks >= 0.90)
+
+
 def pick_answer_threshold(p: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> float:
-    """The P(right) above which to answer: fewest wrong answers plus needless abstentions on the set."""
+    """The lowest P(right) threshold that still abstains on ``MIN_ABSTENTION`` of the off-topic queries.
+
+    Lower thresholds answer more of the answerable queries; the floor on
+    abstention keeps "nothing matches" honest. Ties in the grid go to the
+    threshold with the fewest mistakes.
+    """
     best = None
     for threshold in np.arange(0.20, 0.61, 0.05):
         answered = p >= threshold
+        abstention = float((~answered[~answerable]).mean()) if (~answerable).any() else 1.0
         mistakes = int((answered & ~right).sum() + (~answered & answerable & right).sum())
-        if best is None or mistakes < best[0]:
-            best = (mistakes, round(float(threshold), 2))
+        key = (abstention < MIN_ABSTENTION, mistakes if abstention >= MIN_ABSTENTION else -abstention)
+        if best is None or key < best[0]:
+            best = (key, round(float(threshold), 2))
     return best[1]
 
 
@@ -125,7 +137,10 @@ def main() -> int:
         out_of_scope=catalog.out_of_scope,
         judge=neutral,
     )
-    calibration = json.loads((FIXTURES / "calibration_queries.json").read_text())["queries"]
+    # Two blind writers, so the fit does not learn one writer's style.
+    calibration = [
+        q for name in CALIBRATION_SETS for q in json.loads((FIXTURES / name).read_text())["queries"]
+    ]
     judge = neutral
     for segments in (False, True):  # second pass: features as chosen among sentences by the first fit
         index.judge = judge
