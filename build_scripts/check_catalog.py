@@ -20,19 +20,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import checks  # noqa: E402
+from engine import checks, schema  # noqa: E402
 
 DATA = ROOT / "engine" / "data"
 
 
 def schema_problems(agent: dict) -> list[str]:
     """The agent file against schema.json and the canonical capability list."""
-    import jsonschema
-
-    schema = json.loads((DATA / "schema.json").read_text(encoding="utf-8"))
     problems = [
-        f"{agent.get('id')} schema: {'/'.join(map(str, e.absolute_path))}: {e.message}"
-        for e in jsonschema.Draft202012Validator(schema).iter_errors(agent)
+        f"{agent.get('id')} schema: {p}" for p in schema.validate(agent, DATA / "schema.json", limit=200)
     ]
     canon = {
         c["name"]: c["category"] for c in json.loads((DATA / "capabilities.json").read_text())["capabilities"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -147,7 +148,7 @@ def main() -> int:
         x, y = features_and_labels(index, calibration, segments=segments)
         mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
         weights, bias, l2 = fit_probe((x - mean) / scale, y, grid=CALIBRATION_L2)
-        judge = Judge(probe, probe_bias, weights, bias, mean, scale, 0.95)
+        judge = replace(neutral, weights=weights, bias=bias, mean=mean, scale=scale)
 
     # Alias hits: the share that is right on the blind calibration and training sets.
     index.judge = judge
@@ -155,24 +156,17 @@ def main() -> int:
     hits = [(q, index.match(strip_agents(q["query"]))) for q in calibration + train]
     alias = [m.name == q["expected"] for q, m in hits if m.method == "alias"]
     alias_confidence = round((sum(alias) + 1) / (len(alias) + 2), 3)
-    judge = Judge(probe, probe_bias, weights, bias, mean, scale, alias_confidence)
-
-    final = Index.from_records(
-        capability_records(catalog),
-        vectors=vectors_dir() / VECTOR_FILE,
-        encoder=encoder,
-        out_of_scope=catalog.out_of_scope,
-        judge=judge,
-    )
-    x, y = features_and_labels(final, calibration, segments=True)
-    p = judge.confidence(x)
-    # Where to answer: fewest mistakes over the calibration and training sets together (both blind,
+    judge = replace(judge, alias_confidence=alias_confidence)
+    index.judge = judge
+    # Where to answer: the abstention floor over the calibration and training sets together (both blind,
     # neither held out), so one small set's noise does not pick the threshold.
     tuning = calibration + train
-    tx, ty = features_and_labels(final, tuning, segments=True)
+    tx, ty = features_and_labels(index, tuning, segments=True)
     answerable = np.array([q["expected"] is not None for q in tuning if not names_only_agents(q["query"])])
     answer_at = pick_answer_threshold(judge.confidence(tx), ty.astype(bool), answerable)
-    judge = Judge(probe, probe_bias, weights, bias, mean, scale, alias_confidence, answer_at)
+    judge = replace(judge, answer_at=answer_at)
+    n_calibration = sum(not names_only_agents(q["query"]) for q in calibration)
+    p, y = judge.confidence(tx[:n_calibration]), ty[:n_calibration]
     print(f"confidence model L2 {l2}; answer when P(right) >= {answer_at}", file=sys.stderr)
     print(
         f"calibration set: {len(y)} queries, in-sample ECE {expected_calibration_error(p, y):.3f}; "

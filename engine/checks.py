@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+from .catalog import DATA_DIR
+
 STALE_DAYS = 90
 # Query parameters that only say where a link was copied from.
 TRACKING_PARAMS = ("ref", "m", "fbclid", "gclid")
@@ -107,9 +108,3 @@ def stale_sources(agent: dict, today: dt.date, days: int = STALE_DAYS) -> list[s
                     f"{agent['id']} {rec['name']}: {src['url']} last verified {src['verifiedDate']}"
                 )
     return problems
-
-
-def newest_check(record: dict) -> str | None:
-    """The most recent ``verifiedDate`` among a record's sources."""
-    dates = [src["verifiedDate"] for src in record.get("sources", [])]
-    return max(dates) if dates else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from .answers import match_info
+from .answers import available_in, match_info
 from .capabilities import match
 from .catalog import get_catalog
 from .gaplog import GapLog, RecordStatus, clean_capability, clean_context
@@ -23,8 +23,7 @@ MIN_CONFIDENCE = 0.5  # matchConfidence is P(right): below 0.5 the answer is mor
 
 def agents_with(capability_name: str) -> list[str]:
     """Ids of the agents whose record for this canonical capability says it is available."""
-    catalog = get_catalog()
-    return [a.id for a in catalog.agents.values() if a.records[capability_name]["available"]]
+    return available_in(capability_name, get_catalog())
 
 
 def is_miss(result: Match) -> bool:

@@ -20,22 +20,15 @@ from engine import lexical as lexical_module
 from engine.capabilities import capability_records
 from engine.catalog import load_catalog
 from engine.index import Record
-from engine.lexical import CACHE_SIZE, MAX_VARIANTS, LexicalIndex, stem
+from engine.lexical import CACHE_SIZE, MAX_VARIANTS, LexicalIndex
 from engine.store import load_store
-from engine.text import content_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def catalog_lexicon() -> LexicalIndex:
-    """A fresh lexical index over the real catalog's words (no encoder needed)."""
-    docs, surface = [], {}
-    for rec in capability_records(engine.get_catalog()):
-        words = content_tokens(" ".join([rec.name, rec.description, *rec.aliases, *rec.keywords]))
-        for word in words:
-            surface.setdefault(stem(word), word)
-        docs.append([stem(w) for w in words])
-    return LexicalIndex(docs, surface)
+    """A fresh lexical index over the real catalog's words, built as the engine builds it (no encoder)."""
+    return Index(capability_records(engine.get_catalog()), semantic=False).lexical
 
 
 # --- 1. long words ---------------------------------------------------------------------------------
