@@ -39,10 +39,14 @@ FIXTURES = ROOT / "tests" / "fixtures"
 SETS = {
     "own": "eval_queries.json",
     "train": "train_queries.json",
+    "train3": "train3_queries.json",
+    "train4": "train4_queries.json",
+    "train5": "train5_queries.json",
     "holdout": "holdout_queries.json",
     "calibration": "calibration_queries.json",
     "calibration2": "calibration2_queries.json",
     "blind-holdout": "blind_holdout_queries.json",
+    "blind-holdout2": "blind_holdout2_queries.json",
 }
 PEER_DIR = FIXTURES / "peer_mcpproxy"
 PEER_BASELINE = {

@@ -1,14 +1,19 @@
-"""Fit the domain probe and the confidence model; write ``vectors/confidence-model.json``.
+"""Fit the learned head, the domain probe and the confidence model; write ``vectors/confidence-model.json``.
 
     python build_scripts/fit_confidence.py
 
-Data, all written blind to the catalog (see each file's "about"):
+Data (see each file's "about"):
+- the training sets (``TRAINING_SETS``: four blind writers and our own set):
+  their questions train the learned head (``engine.head``) together with the
+  catalog's own texts. The head's strength and regularisation are chosen by
+  leave-one-writer-out top-1, so they are picked for writers the head has not seen;
 - ``tests/fixtures/domain_probe_train.json``: in-domain questions about coding-agent
   features against out-of-domain text (word traps, general programming, trivia),
-  plus the positives of ``train_queries.json``. Trains the domain probe.
+  plus the training sets' queries. Trains the domain probe;
 - ``tests/fixtures/calibration_queries.json`` and ``calibration2_queries.json``
-  (two blind writers): fit the mapping from ranking features to P(right). The
-  held-out sets are never read here.
+  (two more blind writers): fit the mapping from ranking features to P(right)
+  with the head in place, and set where to answer. Neither the head nor the
+  probe sees them. The held-out sets are never read here.
 
 Needs only the runtime dependencies (the shipped ONNX encoder). Rerunning on
 unchanged data writes the same file.
@@ -29,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from engine.capabilities import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
 from engine.catalog import get_catalog  # noqa: E402
 from engine.encoder import Encoder  # noqa: E402
+from engine.head import Head, fit_softmax, log_softmax  # noqa: E402
 from engine.index import Index, ranking_features  # noqa: E402
 from engine.judge import FEATURES, Judge, fit_logistic, sigmoid  # noqa: E402
 from engine.paths import vectors_dir  # noqa: E402
@@ -37,6 +43,21 @@ FIXTURES = ROOT / "tests" / "fixtures"
 PROBE_L2 = (0.1, 0.3, 1.0, 3.0, 10.0)
 CALIBRATION_SETS = ("calibration_queries.json", "calibration2_queries.json")
 CALIBRATION_L2 = (0.3, 1.0, 3.0, 10.0, 30.0)  # chosen by 5-fold log loss on the calibration set
+# One file per writer; "eval_queries.json" is our own set, written with the catalog at hand.
+TRAINING_SETS = (
+    "train_queries.json",
+    "eval_queries.json",
+    "train3_queries.json",
+    "train4_queries.json",
+    "train5_queries.json",
+)
+HEAD_L2 = (1e-4, 3e-5, 1e-5)
+HEAD_WEIGHTS = (0.1, 0.2, 0.3)
+QUERY_WEIGHT = 3.0  # a written question counts this many catalog texts in the head's fit
+
+
+def load_queries(name: str) -> list[dict]:
+    return json.loads((FIXTURES / name).read_text())["queries"]
 
 
 def probe_data() -> tuple[list[str], np.ndarray]:
@@ -46,13 +67,13 @@ def probe_data() -> tuple[list[str], np.ndarray]:
     training sets. The calibration and held-out sets never feed the probe.
     """
     doc = json.loads((FIXTURES / "domain_probe_train.json").read_text())
-    own = json.loads((FIXTURES / "eval_queries.json").read_text())["queries"]
     canon = json.loads((ROOT / "engine" / "data" / "capabilities.json").read_text())["capabilities"]
     catalog_text = [c["summary"] for c in canon] + [e for c in canon for e in c.get("examples", [])]
-    train = json.loads((FIXTURES / "train_queries.json").read_text())["queries"]
+    own = load_queries("eval_queries.json")
+    training = [q for name in TRAINING_SETS for q in load_queries(name)]
     inside = doc["inDomain"] + catalog_text + [q["query"] for q in own if q["expected"]]
-    # The should-match-nothing queries of our own and the training set are out-of-domain examples too.
-    outside = doc["outOfDomain"] + [q["query"] for q in own + train if q["expected"] is None]
+    # The should-match-nothing queries of the training sets are out-of-domain examples too.
+    outside = doc["outOfDomain"] + [q["query"] for q in training if q["expected"] is None]
     texts = inside + outside
     return texts, np.array([1.0] * len(inside) + [0.0] * len(outside))
 
@@ -72,6 +93,65 @@ def fit_probe(vectors: np.ndarray, labels: np.ndarray, grid=PROBE_L2) -> tuple[n
             best = (loss / len(labels), l2)
     w, b = fit_logistic(vectors, labels, l2=best[1])
     return w, b, best[1]
+
+
+def fit_head(index: Index, encoder: Encoder) -> tuple[Head, dict]:
+    """Fit the learned head on the catalog's texts and the training writers' questions.
+
+    The background class learns from the training writers' should-match-nothing
+    queries and the probe's out-of-domain texts.
+
+    Strength (``HEAD_WEIGHTS``) and regularisation (``HEAD_L2``) are chosen by
+    leave-one-writer-out top-1: fit on the catalog and all writers but one,
+    rank that writer's questions, average over writers.
+    """
+    sem = index._semantic()  # noqa: SLF001 - the fit needs the embedded catalog texts
+    position = {rec.name: i for i, rec in enumerate(index.records)}
+    rows = np.flatnonzero(sem.owners >= 0)
+    catalog_x, catalog_y = sem.matrix[rows].astype(np.float64), sem.owners[rows]
+    background = len(index.records)
+    outside = json.loads((FIXTURES / "domain_probe_train.json").read_text())["outOfDomain"]
+    catalog_x = np.vstack([catalog_x, encoder.encode(outside).astype(np.float64)])
+    catalog_y = np.r_[catalog_y, np.full(len(outside), background)]
+    writers = []  # per writer: (vectors of answerable queries, their fused scores, labels, null vectors)
+    for name in TRAINING_SETS:
+        queries = [q for q in load_queries(name) if not names_only_agents(q["query"])]
+        answerable = [q for q in queries if q["expected"] is not None]
+        texts = [strip_agents(q["query"]) for q in answerable]
+        writers.append(
+            (
+                encoder.encode(texts).astype(np.float64),
+                np.array([index.ranking(text, sem, segments=False)["fused"] for text in texts]),
+                np.array([position[q["expected"]] for q in answerable]),
+                encoder.encode([strip_agents(q["query"]) for q in queries if q["expected"] is None]),
+            )
+        )
+
+    def fit(parts, l2):
+        x = np.vstack([catalog_x, *(p[0] for p in parts), *(p[3] for p in parts)])
+        y = np.concatenate(
+            [catalog_y, *(p[2] for p in parts), *(np.full(len(p[3]), background) for p in parts)]
+        )
+        weight = np.r_[np.ones(len(catalog_y)), np.full(len(y) - len(catalog_y), QUERY_WEIGHT)]
+        return fit_softmax(x, y, background + 1, l2=l2, sample_weight=weight)
+
+    scores = {}
+    for l2 in HEAD_L2:
+        for held in range(len(writers)):
+            w, b = fit([p for i, p in enumerate(writers) if i != held], l2)
+            x, fused, labels, _ = writers[held]
+            for strength in HEAD_WEIGHTS:
+                ranked = np.argmax(fused + strength * log_softmax(x @ w.T + b)[:, :background], axis=1)
+                scores.setdefault((l2, strength), []).append(float((ranked == labels).mean()))
+    baseline = [float((np.argmax(fused, axis=1) == labels).mean()) for _, fused, labels, _ in writers]
+    # Best mean top-1; ties go to stronger regularisation and a lighter weight.
+    (l2, strength), folds = max(
+        scores.items(), key=lambda kv: (round(float(np.mean(kv[1])), 4), kv[0][0], -kv[0][1])
+    )
+    w, b = fit(writers, l2)
+    head = Head(tuple(rec.id for rec in index.records), w, b, strength)
+    report = {"l2": l2, "weight": strength, "top1": folds, "baseline": baseline}
+    return head, report
 
 
 def features_and_labels(
@@ -122,6 +202,21 @@ def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> 
 def main() -> int:
     encoder = Encoder()
     catalog = get_catalog()
+    plain = Index.from_records(
+        capability_records(catalog),
+        vectors=vectors_dir() / VECTOR_FILE,
+        encoder=encoder,
+        out_of_scope=catalog.out_of_scope,
+    )
+    head, report = fit_head(plain, encoder)
+    print(
+        f"head: L2 {report['l2']}, weight {report['weight']}; leave-one-writer-out top-1 "
+        + ", ".join(
+            f"{name.removesuffix('_queries.json')} {before:.3f} -> {after:.3f}"
+            for name, before, after in zip(TRAINING_SETS, report["baseline"], report["top1"], strict=True)
+        ),
+        file=sys.stderr,
+    )
     texts, labels = probe_data()
     vectors = encoder.encode(texts).astype(np.float64)
     probe, probe_bias, l2 = fit_probe(vectors, labels)
@@ -129,7 +224,14 @@ def main() -> int:
     print(f"domain probe: {len(texts)} texts, L2 {l2}, training accuracy {accuracy:.3f}", file=sys.stderr)
 
     neutral = Judge(
-        probe, probe_bias, np.zeros(len(FEATURES)), 0.0, np.zeros(len(FEATURES)), np.ones(len(FEATURES)), 0.95
+        probe,
+        probe_bias,
+        np.zeros(len(FEATURES)),
+        0.0,
+        np.zeros(len(FEATURES)),
+        np.ones(len(FEATURES)),
+        0.95,
+        head=head,
     )
     index = Index.from_records(
         capability_records(catalog),
@@ -139,9 +241,7 @@ def main() -> int:
         judge=neutral,
     )
     # Two blind writers, so the fit does not learn one writer's style.
-    calibration = [
-        q for name in CALIBRATION_SETS for q in json.loads((FIXTURES / name).read_text())["queries"]
-    ]
+    calibration = [q for name in CALIBRATION_SETS for q in load_queries(name)]
     judge = neutral
     for segments in (False, True):  # second pass: features as chosen among sentences by the first fit
         index.judge = judge
@@ -152,21 +252,21 @@ def main() -> int:
 
     # Alias hits: the share that is right on the blind calibration and training sets.
     index.judge = judge
-    train = json.loads((FIXTURES / "train_queries.json").read_text())["queries"]
-    hits = [(q, index.match(strip_agents(q["query"]))) for q in calibration + train]
+    training = [q for name in TRAINING_SETS for q in load_queries(name)]
+    hits = [(q, index.match(strip_agents(q["query"]))) for q in calibration + training]
     alias = [m.name == q["expected"] for q, m in hits if m.method == "alias"]
     alias_confidence = round((sum(alias) + 1) / (len(alias) + 2), 3)
     judge = replace(judge, alias_confidence=alias_confidence)
     index.judge = judge
-    # Where to answer: the abstention floor over the calibration and training sets together (both blind,
-    # neither held out), so one small set's noise does not pick the threshold.
-    tuning = calibration + train
-    tx, ty = features_and_labels(index, tuning, segments=True)
-    answerable = np.array([q["expected"] is not None for q in tuning if not names_only_agents(q["query"])])
+    # Where to answer: the abstention floor over the two calibration writers. The training sets would
+    # flatter it: the head learned their questions and the probe their off-topic ones.
+    tx, ty = features_and_labels(index, calibration, segments=True)
+    answerable = np.array(
+        [q["expected"] is not None for q in calibration if not names_only_agents(q["query"])]
+    )
     answer_at = pick_answer_threshold(judge.confidence(tx), ty.astype(bool), answerable)
     judge = replace(judge, answer_at=answer_at)
-    n_calibration = sum(not names_only_agents(q["query"]) for q in calibration)
-    p, y = judge.confidence(tx[:n_calibration]), ty[:n_calibration]
+    p, y = judge.confidence(tx), ty
     print(f"confidence model L2 {l2}; answer when P(right) >= {answer_at}", file=sys.stderr)
     print(
         f"calibration set: {len(y)} queries, in-sample ECE {expected_calibration_error(p, y):.3f}; "

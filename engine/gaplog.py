@@ -235,6 +235,26 @@ class GapLog:
     # -- connection -------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
+        """Open, switch to WAL and migrate, retrying a busy database until ``busy_timeout`` runs out.
+
+        SQLite does not always wait on its busy handler while two processes
+        open the same new file at once (the switch to WAL and the first read
+        of the shared-memory index can report "database is locked" at once),
+        so a lock seen here is retried for as long as a write would wait.
+        """
+        deadline = time.monotonic() + self.busy_timeout
+        delay = 0.01
+        while True:
+            try:
+                return self._open()
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+
+    def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(
             self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False

@@ -118,6 +118,8 @@ class Index:
         self.entries = [entry for rec in records for entry in record_entries(rec)]
         self.entries += [Entry("", "negative", text) for text in dict.fromkeys(out_of_scope)]
         self._position = {rec.id: i for i, rec in enumerate(records)}
+        self._head_for: object = None  # the judge whose head ``_head_rows`` was worked out for
+        self._head_rows: np.ndarray | None = None
 
         # Two keys per name: one that keeps symbols ('--debug' is not 'debug'),
         # then one without any separators ('sub agents' is 'Sub-agents').
@@ -290,6 +292,31 @@ class Index:
             return self._rank_lexical(text, k)
         return self._rank(text, k, sem)
 
+    def _head(self) -> tuple[object, np.ndarray] | None:
+        """The judge's learned head and, per record, its row in the head; None when it does not apply.
+
+        A head is fitted for one catalog. Over other records (or a catalog
+        changed since the fit) it is left out, with one warning, rather than
+        scoring records by another catalog's rows.
+        """
+        judge = self.judge
+        head = judge.head if judge is not None else None
+        if head is None:
+            return None
+        if self._head_for is not judge:
+            rows = {rid: i for i, rid in enumerate(head.ids)}
+            if set(rows) == set(self._position):
+                self._head_rows = np.array([rows[rec.id] for rec in self.records])
+            else:
+                self._head_rows = None
+                if len(set(rows) & set(self._position)) > len(self.records) // 2:
+                    log.warning(
+                        "the confidence model's head was fitted for other records; matching without it. "
+                        "Refit it with: python build_scripts/fit_confidence.py"
+                    )
+            self._head_for = judge
+        return (head, self._head_rows) if self._head_rows is not None else None
+
     def _query_terms(self, text: str, wordpieces: set[str]) -> tuple[str, list[str]]:
         """Typo-corrected query text (for embedding) and its stemmed terms (for coverage)."""
         words = tokens(text)
@@ -316,13 +343,19 @@ class Index:
         parts = query_segments(text, tune.segment_words) if segments else [text]
         prepared = [self._query_terms(part, sem.wordpieces) for part in parts]
         vectors = (self.encoder or default_encoder()).encode([corrected for corrected, _ in prepared])
+        learned = self._head()
         best: dict | None = None
         for vector, (_, terms) in zip(vectors, prepared, strict=True):
             coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
             semantic = np.nan_to_num(sem.record_scores(vector, len(self.records), tune), nan=-1.0)
-            fused = np.nan_to_num(
-                semantic + tune.lexical_weight * coverage, nan=-1.0, posinf=-1.0, neginf=-1.0
-            )
+            fused = semantic + tune.lexical_weight * coverage
+            head_log_probs = None
+            if learned is not None:
+                head, rows = learned
+                all_log_probs = head.log_probs(vector, background=True)
+                head_log_probs = np.append(all_log_probs[rows], all_log_probs[-1])
+                fused = fused + head.weight * head_log_probs[:-1]
+            fused = np.nan_to_num(fused, nan=-1.0, posinf=-1.0, neginf=-1.0)
             order = np.argsort(-fused, kind="stable")
             off_topic = sem.off_topic(vector)
             domain = float(self.judge.in_domain(vector)) if self.judge else 1.0
@@ -333,6 +366,7 @@ class Index:
                 "order": order,
                 "offTopic": off_topic,
                 "domain": domain,
+                "head": head_log_probs,  # per record, then "none of these"; None without a head
             }
             current["trust"] = (
                 float(self._judged(current, [int(order[0])])[0]) if self.judge else float(fused[order[0]])
@@ -355,14 +389,19 @@ class Index:
         top = float(fused[order[0]])
         # Close calls are judged over all records, so they do not depend on k.
         ambiguous = len(order) > 1 and float(fused[order[1]]) >= top - tune.ambiguity_margin
+        head = ranking.get("head")
+        if head is not None and len(order) > 1:
+            # With a learned head, a close call is a second reading the head finds nearly as likely.
+            second = np.exp(head[int(order[1])]) >= tune.head_ambiguity_ratio * np.exp(head[int(order[0])])
+            ambiguous = ambiguous or bool(second)
         if self.judge is not None:
-            # A lower-ranked record is never reported as likelier than one above it.
-            confidences = np.minimum.accumulate(self._judged(ranking, shown))
+            confidences = coherent(self._judged(ranking, shown), head, shown)
             candidates = [
                 self._candidate(i, conf, fused[i]) for i, conf in zip(shown, confidences, strict=True)
             ]
             if confidences[0] < self.judge.answer_at:
-                return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
+                # Nothing answered, so no close call to flag: "none of these" won.
+                return Match(text, None, None, candidates[0].confidence, "none", candidates, False)
             rec = self.records[shown[0]]
             return Match(text, rec.name, rec.id, candidates[0].confidence, "semantic", candidates, ambiguous)
 
@@ -412,18 +451,44 @@ class Index:
         return round(value, 3)
 
 
+def coherent(judged: np.ndarray, head: np.ndarray | None, shown: list[int]) -> np.ndarray:
+    """Candidate confidences that read as probabilities of one right answer among them.
+
+    The winner keeps the judge's P(right). Only one record can be the right
+    answer, so the others share what is left, ``1 - P(winner)``: by the learned
+    head's odds when there is one (its "none of these" takes its part too),
+    otherwise by the judge's own values, capped so that the total stays at
+    most 1. A lower-ranked record is never reported as likelier than one above it.
+    """
+    conf = np.array(judged, dtype=np.float64)
+    if len(conf) > 1:
+        left = 1.0 - conf[0]
+        if head is not None:
+            odds = np.exp(head)
+            rest = max(1.0 - float(odds[shown[0]]), 1e-12)
+            conf[1:] = left * odds[shown[1:]] / rest
+        else:
+            for j in range(1, len(conf)):
+                conf[j] = min(conf[j], max(left, 0.0))
+                left -= conf[j]
+    return np.minimum.accumulate(np.clip(conf, 0.0, 1.0))
+
+
 def ranking_features(ranking: dict, i: int) -> list[float]:
     """The judge's features (``engine.judge.FEATURES``) for record ``i`` as the answer of a ranking."""
     fused, order = ranking["fused"], ranking["order"]
     top = float(fused[order[0]])
     second = float(fused[order[1]]) if len(order) > 1 else -1.0
     rival = second if i == int(order[0]) else top
+    head = ranking.get("head")
+    head_lead = 0.0 if head is None else float(head[i] - np.delete(head, i).max())
     return [
         float(fused[i]),
         float(fused[i]) - rival,
         logit(ranking["domain"]),
         ranking["offTopic"] - float(ranking["semantic"][i]),
         float(ranking["coverage"][i]),
+        head_lead,
     ]
 
 

@@ -4,7 +4,8 @@
 model maps a few features of a ranking (the winner's fused score, its lead
 over the runner-up, how much the query is about coding-agent features at all,
 how close it sits to an out-of-scope topic, how much of its wording the
-winner covers) to that probability. The domain term is itself a linear probe
+winner covers, and how far the learned head (``engine.head``) prefers it over
+any other record or "none of these") to that probability. The domain term is itself a linear probe
 on the query embedding, trained on in-domain questions against diverse
 out-of-domain text, including everyday uses of words such as "hooks" or
 "resume". ``build_scripts/fit_confidence.py`` fits both on data that was never
@@ -21,9 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .head import Head, head_from_dict
+
 log = logging.getLogger("engine")
 
-FEATURES = ("score", "lead", "domainLogit", "offTopicGap", "coverage")
+FEATURES = ("score", "lead", "domainLogit", "offTopicGap", "coverage", "headLead")
 
 
 def logit(p: float, eps: float = 1e-4) -> float:
@@ -71,6 +74,7 @@ class Judge:
     scale: np.ndarray
     alias_confidence: float  # measured share of alias hits that are right
     answer_at: float = 0.5  # answer when the winner is at least this likely to be right
+    head: Head | None = None  # learned record classifier whose output the confidences were fitted with
 
     def in_domain(self, vectors: np.ndarray) -> np.ndarray:
         """Probability that each query vector asks about coding-agent features."""
@@ -92,6 +96,7 @@ class Judge:
             "scale": [float(v) for v in self.scale],
             "aliasConfidence": self.alias_confidence,
             "answerAt": self.answer_at,
+            **({"head": self.head.to_dict()} if self.head is not None else {}),
         }
 
 
@@ -118,6 +123,7 @@ def judge_from_dict(doc: dict) -> Judge:
         scale=arrays["scale"],
         alias_confidence=float(doc["aliasConfidence"]),
         answer_at=float(doc.get("answerAt", 0.5)),
+        head=head_from_dict(doc["head"]) if "head" in doc else None,
     )
 
 

@@ -42,6 +42,7 @@ class Tuning:
     off_topic_margin: float = 0.0  # out-of-scope cosine >= top score + this -> abstain
     lexical_threshold: float = 0.6  # lexical-only score needed to answer
     ambiguity_margin: float = 0.02  # runner-up this close to the winner -> ambiguous
+    head_ambiguity_ratio: float = 0.5  # with a learned head: runner-up at least this likely -> ambiguous
     spread: float = 0.06  # without a confidence model: logistic width turning a score into a confidence
     alias_confidence: float = 0.95  # without a confidence model: confidence of an alias hit
     segment_words: int = 16  # a query this long is also scored sentence by sentence

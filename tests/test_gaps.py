@@ -329,6 +329,32 @@ for i in range(int(sys.argv[3])):
 """
 
 
+def test_a_lock_seen_while_opening_the_log_is_retried_not_fatal(db, monkeypatch):
+    """Two processes opening a new log at once can get "database is locked" from the WAL switch."""
+    real_connect = sqlite3.connect
+    failures = {"left": 2}
+
+    class FlakyOpen:
+        def __init__(self, conn):
+            self._conn = conn
+
+        def execute(self, sql, *args):
+            if "journal_mode" in sql and failures["left"]:
+                failures["left"] -= 1
+                raise sqlite3.OperationalError("database is locked")
+            return self._conn.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._conn, name)
+
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: FlakyOpen(real_connect(*a, **k)))
+    log = GapLog(db, enabled=True, rate_limit=None)
+    assert log.record_request("voice input").recorded
+    assert failures["left"] == 0 and log.enabled
+    monkeypatch.setattr(sqlite3, "connect", real_connect)
+    assert [r["capability"] for r in rows(db)] == ["voice input"]
+
+
 def test_two_processes_writing_at_once_both_land(db):
     db.parent.mkdir(parents=True)
     procs = [

@@ -115,7 +115,27 @@ def test_ambiguous_queries_are_flagged_with_three_candidates():
     assert ambiguous, "expected at least one probe to be ambiguous"
     for result in ambiguous:
         assert len(result.candidates) == 3
-        assert result.candidates[0].confidence - result.candidates[1].confidence < 0.2
+        assert result.name == result.candidates[0].name
+        assert result.candidates[1].confidence > result.candidates[2].confidence
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "review the commit",
+        "config",
+        "session",
+        "run several agents in parallel",
+        "resume template for a nursing job",
+        "how do I make it remember things between chats",
+    ],
+)
+def test_candidate_confidences_add_up_to_at_most_one(query):
+    """Only one record can be the right answer, so the candidates' probabilities cannot exceed 1 together."""
+    result = engine.match(query, k=10)
+    confidences = [c.confidence for c in result.candidates]
+    assert sum(confidences) <= 1.0 + 0.005 * len(confidences)  # each is rounded to 3 places
+    assert confidences == sorted(confidences, reverse=True)
 
 
 def test_to_dict_is_json_ready_and_complete():
