@@ -3,10 +3,11 @@
     python build_scripts/evaluate.py                       # shipped encoder, every set
     python build_scripts/evaluate.py --encoder fp32=/tmp/enc-fp32 --misses own
 
-Sets (``tests/fixtures``): "own" (written with the catalog, thresholds tuned on it),
-"train" (blind, used to add phrasings), "holdout" (blind, never tuned on),
-"calibration" and "calibration2" (blind, two writers, fit the confidence model) and "blind-holdout" (blind,
-a second writer, never read by any fitting or tuning step). Variants: "v1"
+Sets (``tests/fixtures``): "own" (written with the catalog, thresholds tuned on it, also trains the head),
+"train", "train3", "train4" and "train5" (blind, four writers: they train the learned head, so their
+figures are in-sample), "holdout" (blind, never tuned on), "calibration" and "calibration2" (blind,
+two writers, fit the confidence model), "blind-holdout" and "blind-holdout2" (blind, two more
+writers, never read by any fitting or tuning step). Variants: "v1"
 (exact/alias/lexical only) and one "v2" per encoder. Needs only the runtime
 dependencies.
 
@@ -219,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{m['abstain']:7.3f} {m['falseAbst']:9.3f} {m['ece']:6.3f} {m['wrongAt95']:10d}\n"
             )
     shipped_label = variants[-len(args.encoder) - 1][0]
-    for name in ("calibration", "blind-holdout"):
+    for name in ("calibration", "blind-holdout", "blind-holdout2"):
         if name in wanted:
             w(
                 f"\nreliability, {shipped_label}, {name} (answers given):\n"
