@@ -43,11 +43,16 @@ SETS = {
     "train3": "train3_queries.json",
     "train4": "train4_queries.json",
     "train5": "train5_queries.json",
+    "train6": "train6_queries.json",
+    "train7": "train7_queries.json",
     "holdout": "holdout_queries.json",
     "calibration": "calibration_queries.json",
     "calibration2": "calibration2_queries.json",
+    "calibration3": "calibration3_queries.json",
+    "selection": "selection_queries.json",
     "blind-holdout": "blind_holdout_queries.json",
     "blind-holdout2": "blind_holdout2_queries.json",
+    "blind-holdout3": "blind_holdout3_queries.json",
 }
 PEER_DIR = FIXTURES / "peer_mcpproxy"
 PEER_BASELINE = {

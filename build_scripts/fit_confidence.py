@@ -10,7 +10,7 @@ Data (see each file's "about"):
 - ``tests/fixtures/domain_probe_train.json``: in-domain questions about coding-agent
   features against out-of-domain text (word traps, general programming, trivia),
   plus the training sets' queries. Trains the domain probe;
-- ``tests/fixtures/calibration_queries.json`` and ``calibration2_queries.json``
+- ``tests/fixtures/calibration_queries.json``, ``calibration2_queries.json`` and ``calibration3_queries.json``
   (two more blind writers): fit the mapping from ranking features to P(right)
   with the head in place, and set where to answer. Neither the head nor the
   probe sees them. The held-out sets are never read here.
@@ -41,7 +41,7 @@ from engine.paths import vectors_dir  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 PROBE_L2 = (0.1, 0.3, 1.0, 3.0, 10.0)
-CALIBRATION_SETS = ("calibration_queries.json", "calibration2_queries.json")
+CALIBRATION_SETS = ("calibration_queries.json", "calibration2_queries.json", "calibration3_queries.json")
 CALIBRATION_L2 = (0.3, 1.0, 3.0, 10.0, 30.0)  # chosen by 5-fold log loss on the calibration set
 # One file per writer; "eval_queries.json" is our own set, written with the catalog at hand.
 TRAINING_SETS = (
@@ -50,6 +50,8 @@ TRAINING_SETS = (
     "train3_queries.json",
     "train4_queries.json",
     "train5_queries.json",
+    "train6_queries.json",
+    "train7_queries.json",
 )
 HEAD_L2 = (1e-4, 3e-5, 1e-5)
 HEAD_WEIGHTS = (0.1, 0.2, 0.3)
@@ -240,7 +242,7 @@ def main() -> int:
         out_of_scope=catalog.out_of_scope,
         judge=neutral,
     )
-    # Two blind writers, so the fit does not learn one writer's style.
+    # Three blind writers, so the fit does not learn one writer's style.
     calibration = [q for name in CALIBRATION_SETS for q in load_queries(name)]
     judge = neutral
     for segments in (False, True):  # second pass: features as chosen among sentences by the first fit
@@ -258,7 +260,7 @@ def main() -> int:
     alias_confidence = round((sum(alias) + 1) / (len(alias) + 2), 3)
     judge = replace(judge, alias_confidence=alias_confidence)
     index.judge = judge
-    # Where to answer: the abstention floor over the two calibration writers. The training sets would
+    # Where to answer: the abstention floor over the calibration writers. The training sets would
     # flatter it: the head learned their questions and the probe their off-topic ones.
     tx, ty = features_and_labels(index, calibration, segments=True)
     answerable = np.array(

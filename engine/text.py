@@ -55,16 +55,33 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 MAX_SEGMENTS = 6
 
 
-def query_segments(text: str, min_words: int) -> list[str]:
-    """The whole text, then each sentence of it when it is long (at most ``MAX_SEGMENTS`` in all).
+# Where a long question states its need: a question, or a request ("I want", "is there a way", "please").
+_ASKS = re.compile(
+    r"\?|\b(?:i want|i'd like|i would like|i need|we need|we want|is there|are there|can (?:it|i|you|we)|"
+    r"could (?:it|i|you|we)|how (?:do|can|would|should)|does (?:it|claude|copilot|gemini)|what's the|"
+    r"what is the|looking for|any way|way to|wish|should i|please|help me)\b",
+    re.IGNORECASE,
+)
 
-    A question with a backstory carries its need in one sentence; scoring the
-    sentences separately keeps the story from deciding the answer.
+
+def asks(sentence: str) -> bool:
+    """True when a sentence asks for something (a question or a request), not only tells a story."""
+    return bool(_ASKS.search(sentence))
+
+
+def query_segments(text: str, min_words: int) -> list[str]:
+    """The whole text, then each sentence of it that asks for something (at most ``MAX_SEGMENTS`` in all).
+
+    A question with a backstory carries its need in the sentence that asks.
+    The story around it often names features too ("I've been using Copilot for
+    autocomplete for a year"), and such a sentence can look more like a
+    capability than the need does, so only asking sentences compete with the
+    whole text.
     """
     if len(text.split()) < min_words:
         return [text]
     # A sentence with fewer than three content words ("Does it support that?") cannot carry a need.
-    parts = [p.strip() for p in _SENTENCE_SPLIT.split(text) if len(content_tokens(p)) >= 3]
+    parts = [p.strip() for p in _SENTENCE_SPLIT.split(text) if len(content_tokens(p)) >= 3 and asks(p)]
     parts = [p for p in dict.fromkeys(parts) if p != text.strip()]
     return [text, *parts[: MAX_SEGMENTS - 1]]
 

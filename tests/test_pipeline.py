@@ -62,3 +62,14 @@ def test_alias_hits_take_the_judges_alias_confidence(fake_encoder):
     )
     result = index.match("cat a file")
     assert (result.method, result.confidence) == ("alias", 0.9)
+
+
+def test_a_backstory_sentence_naming_another_record_does_not_decide(fake_encoder):
+    """Only sentences that ask for something compete with the whole text."""
+    index = Index.from_records(RECORDS, encoder=fake_encoder)
+    story = (
+        "Read the contents of a file from disk. That is what I did all morning, while my laptop crashed "
+        "twice during a long meeting yesterday afternoon and the build broke again. "
+        "Can it send an email message to a recipient?"
+    )
+    assert index.match(story).name == "send_email"
