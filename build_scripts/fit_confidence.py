@@ -62,6 +62,11 @@ def load_queries(name: str) -> list[dict]:
     return json.loads((FIXTURES / name).read_text())["queries"]
 
 
+def word_traps() -> list[str]:
+    """Blind texts that use capability words in other senses ("schedule a meeting in Outlook")."""
+    return json.loads((FIXTURES / "domain_probe_traps.json").read_text())["outOfDomain"]
+
+
 def probe_data() -> tuple[list[str], np.ndarray]:
     """In-domain: the blind questions, the catalog's own summaries and examples, our own eval positives.
 
@@ -75,7 +80,7 @@ def probe_data() -> tuple[list[str], np.ndarray]:
     training = [q for name in TRAINING_SETS for q in load_queries(name)]
     inside = doc["inDomain"] + catalog_text + [q["query"] for q in own if q["expected"]]
     # The should-match-nothing queries of the training sets are out-of-domain examples too.
-    outside = doc["outOfDomain"] + [q["query"] for q in training if q["expected"] is None]
+    outside = doc["outOfDomain"] + word_traps() + [q["query"] for q in training if q["expected"] is None]
     texts = inside + outside
     return texts, np.array([1.0] * len(inside) + [0.0] * len(outside))
 
@@ -112,7 +117,7 @@ def fit_head(index: Index, encoder: Encoder) -> tuple[Head, dict]:
     rows = np.flatnonzero(sem.owners >= 0)
     catalog_x, catalog_y = sem.matrix[rows].astype(np.float64), sem.owners[rows]
     background = len(index.records)
-    outside = json.loads((FIXTURES / "domain_probe_train.json").read_text())["outOfDomain"]
+    outside = json.loads((FIXTURES / "domain_probe_train.json").read_text())["outOfDomain"] + word_traps()
     catalog_x = np.vstack([catalog_x, encoder.encode(outside).astype(np.float64)])
     catalog_y = np.r_[catalog_y, np.full(len(outside), background)]
     writers = []  # per writer: (vectors of answerable queries, their fused scores, labels, null vectors)
