@@ -3,15 +3,16 @@
     python build_scripts/fit_confidence.py
 
 Data (see each file's "about"):
-- the training sets (``TRAINING_SETS``: four blind writers and our own set):
+- the training sets (``TRAINING_SETS``: six blind writers and our own set):
   their questions train the learned head (``engine.head``) together with the
   catalog's own texts. The head's strength and regularisation are chosen by
   leave-one-writer-out top-1, so they are picked for writers the head has not seen;
-- ``tests/fixtures/domain_probe_train.json``: in-domain questions about coding-agent
-  features against out-of-domain text (word traps, general programming, trivia),
-  plus the training sets' queries. Trains the domain probe;
-- ``tests/fixtures/calibration_queries.json``, ``calibration2_queries.json`` and ``calibration3_queries.json``
-  (two more blind writers): fit the mapping from ranking features to P(right)
+- ``tests/fixtures/domain_probe_train.json`` and ``domain_probe_traps.json``: in-domain
+  questions about coding-agent features against out-of-domain text (word traps, general
+  programming, trivia), plus the training sets' queries. Train the domain probe; the
+  out-of-domain texts also train the head's "none of these" class;
+- ``tests/fixtures/calibration_queries.json``, ``calibration2_queries.json`` and
+  ``calibration3_queries.json`` (three more blind writers): fit the mapping from ranking features to P(right)
   with the head in place, and set where to answer. Neither the head nor the
   probe sees them. The held-out sets are never read here.
 
