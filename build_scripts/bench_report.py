@@ -42,6 +42,22 @@ def _not_in_catalog(rows: list[dict]) -> dict[str, int]:
     return names
 
 
+def _scenarios(rows: list[dict], *, flow: bool) -> list[dict]:
+    """One line per multi-step scenario; ``flowCovered`` only where a model ran the flow."""
+    return [
+        {
+            "id": r["id"],
+            "name": r["scenario"],
+            "calls": r["callCount"],
+            "expected": r["expectedCalls"],
+            "inRange": r["callsInRange"],
+            **({"flowCovered": r["flowCovered"]} if flow else {}),
+        }
+        for r in rows
+        if r.get("scenario")
+    ]
+
+
 def _token_summary(rows: list[dict], defs_tokens: int) -> dict:
     counted = [r["tokens"] for r in rows if r.get("tokens")]
     ours, baseline = sum(t["ours"] for t in counted), sum(t["baseline"] for t in counted)
@@ -89,18 +105,7 @@ def summarize(rows: list[dict], offered: list[str], defs_tokens: int) -> dict:
         "toolsOffered": offered,
         "toolsMissing": _missing_tools(rows, offered),
         "notInCatalog": _not_in_catalog(rows),
-        "scenarios": [
-            {
-                "id": r["id"],
-                "name": r["scenario"],
-                "calls": r["callCount"],
-                "expected": r["expectedCalls"],
-                "inRange": r["callsInRange"],
-                "flowCovered": r["flowCovered"],
-            }
-            for r in rows
-            if r.get("scenario")
-        ],
+        "scenarios": _scenarios(rows, flow=True),
     }
 
 
@@ -130,17 +135,7 @@ def summarize_offline(rows: list[dict], offered: list[str], defs_tokens: int) ->
         "toolsOffered": offered,
         "toolsMissing": _missing_tools(rows, offered),
         "notInCatalog": _not_in_catalog(rows),
-        "scenarios": [
-            {
-                "id": r["id"],
-                "name": r["scenario"],
-                "calls": r["callCount"],
-                "expected": r["expectedCalls"],
-                "inRange": r["callsInRange"],
-            }
-            for r in rows
-            if r.get("scenario")
-        ],
+        "scenarios": _scenarios(rows, flow=False),
         "perPrompt": rows,
     }
 

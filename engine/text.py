@@ -58,7 +58,7 @@ MAX_SEGMENTS = 6
 # Where a long question states its need: a question, or a request ("I want", "is there a way", "please").
 _ASKS = re.compile(
     r"\?|\b(?:i want|i'd like|i would like|i need|we need|we want|is there|are there|can (?:it|i|you|we)|"
-    r"could (?:it|i|you|we)|how (?:do|can|would|should)|does (?:it|claude|copilot|gemini)|what's the|"
+    r"could (?:it|i|you|we)|how (?:do|can|would|should)|does (?:it|this|that)|what's the|"
     r"what is the|looking for|any way|way to|wish|should i|please|help me)\b",
     re.IGNORECASE,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 
@@ -42,8 +43,7 @@ def test_a_head_reorders_a_close_call_but_the_same_index_without_it_does_not(fak
     before = plain.match(query, k=3)
     loser = before.candidates[1].id
     vector = fake_encoder.encode([query])[0]
-    judge = neutral_judge(0.01)
-    judge = judge.__class__(**{**judge.__dict__, "head": head_for(["read", "write", "mail"], loser, vector)})
+    judge = dataclasses.replace(neutral_judge(0.01), head=head_for(["read", "write", "mail"], loser, vector))
     after = Index.from_records(RECORDS, encoder=fake_encoder, judge=judge).match(query, k=3)
     assert before.id != loser and after.id == loser
 
@@ -53,7 +53,7 @@ def test_a_head_fitted_for_other_records_is_left_out_with_one_warning(fake_encod
     vector = fake_encoder.encode([query])[0]
     base = neutral_judge(0.01)
     other = head_for(["read", "write", "something-else"], "read", vector)
-    judge = base.__class__(**{**base.__dict__, "head": other})
+    judge = dataclasses.replace(base, head=other)
     index = Index.from_records(RECORDS, encoder=fake_encoder, judge=judge)
     with caplog.at_level(logging.WARNING, logger="engine"):
         first, second = index.match(query), index.match(query)

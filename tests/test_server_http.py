@@ -294,23 +294,9 @@ def test_startup_line_says_where_it_serves(tmp_path):
         assert f"serving {url}" in log.read_text()
 
 
-def test_invalid_port_is_one_line_and_nonzero_exit():
-    proc = subprocess.run(
-        [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", "99999"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode != 0
-    assert "99999" in proc.stderr and "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-
-
-def test_port_in_use_is_one_clear_line(open_server):
-    port = open_server.rsplit(":", 1)[1].split("/")[0]
-    proc = subprocess.run(
+def serve_on_port(port: str) -> subprocess.CompletedProcess:
+    """Start the HTTP server on ``port`` and wait for it to exit (these tests expect it to refuse)."""
+    return subprocess.run(
         [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", port],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -318,6 +304,18 @@ def test_port_in_use_is_one_clear_line(open_server):
         text=True,
         timeout=60,
     )
+
+
+def test_invalid_port_is_one_line_and_nonzero_exit():
+    proc = serve_on_port("99999")
+    assert proc.returncode != 0
+    assert "99999" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_port_in_use_is_one_clear_line(open_server):
+    port = open_server.rsplit(":", 1)[1].split("/")[0]
+    proc = serve_on_port(port)
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert f"cannot serve on 127.0.0.1:{port}" in proc.stderr

@@ -128,18 +128,7 @@ def test_stdout_carries_nothing_but_json_rpc():
         proc.stdin.flush()
 
     try:
-        send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "stdout-purity-test", "version": "1.0"},
-                },
-            }
-        )
+        send(INIT)
         init = reader.wait_for_id(1)
         assert init["result"]["protocolVersion"] == "2025-06-18"
         assert init["result"]["serverInfo"]["name"] == "agent-capabilities"
