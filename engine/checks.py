@@ -108,3 +108,24 @@ def stale_sources(agent: dict, today: dt.date, days: int = STALE_DAYS) -> list[s
                     f"{agent['id']} {rec['name']}: {src['url']} last verified {src['verifiedDate']}"
                 )
     return problems
+
+
+def alias_conflicts(aliases: dict[str, str], agents: list[dict]) -> list[str]:
+    """Aliases that send an agent's own name for a feature to a different capability.
+
+    When a record says an agent calls its capability X by some term, an alias
+    that maps that same term elsewhere answers the user confidently and
+    wrongly (the catalog contradicting itself), so the alias must go or move.
+    """
+    by_term = {alias.strip().lower(): (alias, name) for alias, name in aliases.items()}
+    problems = []
+    for agent in agents:
+        for rec in agent["capabilities"]:
+            term = (rec.get("terminology") or "").strip().lower()
+            if rec.get("available") and term in by_term and by_term[term][1] != rec["name"]:
+                alias, name = by_term[term]
+                problems.append(
+                    f"alias '{alias}' -> {name}, but {agent['id']} calls its {rec['name']} "
+                    f"'{rec['terminology']}'; remove the alias or point it at {rec['name']}"
+                )
+    return problems

@@ -138,3 +138,18 @@ def test_check_catalog_script_reports_nothing_on_the_shipped_data():
     )
     assert proc.returncode == 0, proc.stdout
     assert "0 problem(s)" in proc.stdout
+
+
+def test_no_alias_sends_an_agents_own_term_for_a_feature_elsewhere():
+    aliases = json.loads((DATA / "aliases.json").read_text())["aliases"]
+    assert checks.alias_conflicts(aliases, [agent_doc(a) for a in AGENT_IDS]) == []
+
+
+def test_the_alias_check_flags_a_term_the_catalog_gives_another_capability():
+    agent = {
+        "id": "gemini-cli",
+        "capabilities": [{"name": "Autopilot Mode", "available": True, "terminology": "YOLO mode"}],
+    }
+    problems = checks.alias_conflicts({"yolo mode": "Tool Permissions"}, [agent])
+    assert len(problems) == 1 and "Autopilot Mode" in problems[0]
+    assert checks.alias_conflicts({"yolo mode": "Autopilot Mode"}, [agent]) == []

@@ -27,7 +27,8 @@ def test_exact_name_ignores_case_punctuation_and_spacing(query):
         ("subagent", "Sub-agents"),
         ("rules file", "Custom Instructions"),
         ("/compact", "Context Compaction"),
-        ("yolo mode", "Tool Permissions"),
+        ("--yolo", "Tool Permissions"),
+        ("yolo mode", "Autopilot Mode"),  # Gemini CLI's own name for it
     ],
 )
 def test_alias_table_resolves_user_words(query, name):
