@@ -3,13 +3,17 @@
     python build_scripts/evaluate.py                       # shipped encoder, every set
     python build_scripts/evaluate.py --encoder fp32=/tmp/enc-fp32 --misses own
 
-Sets (``tests/fixtures``): "own" (written with the catalog, thresholds tuned on it, also trains the head),
-"train", "train3", "train4" and "train5" (blind, four writers: they train the learned head, so their
-figures are in-sample), "holdout" (blind, never tuned on), "calibration" and "calibration2" (blind,
-two writers, fit the confidence model), "blind-holdout" and "blind-holdout2" (blind, two more
-writers, never read by any fitting or tuning step). Variants: "v1"
-(exact/alias/lexical only) and one "v2" per encoder. Needs only the runtime
-dependencies.
+Sets (``tests/fixtures``; each file's "about" gives its writer and role):
+- "own": written with the catalog at hand; thresholds were tuned on it and it trains the head;
+- "train", "train3" ... "train9": blind writers whose questions train the learned head, so their
+  figures are in-sample;
+- "holdout": blind, never tuned on (the first held-out set, from before the head);
+- "calibration" ... "calibration5": blind writers that fit the confidence model and the answer threshold;
+- "selection", "selection2": blind, used only to choose between fitted variants;
+- "blind-holdout" ... "blind-holdout4": blind, never read by any fitting, tuning or selection step.
+Short queries repeat across writers, so each set also reports how many of its queries appear word for
+word in a training set and top-1 over the rest. Variants: "v1" (exact/alias/lexical only) and one "v2"
+per encoder. Needs only the runtime dependencies.
 
 Metrics: top-1/top-3/MRR over queries that have an answer; "short" and "long"
 are top-1 for those kinds; "abstain" is the share of should-match-nothing
@@ -45,15 +49,22 @@ SETS = {
     "train5": "train5_queries.json",
     "train6": "train6_queries.json",
     "train7": "train7_queries.json",
+    "train8": "train8_queries.json",
+    "train9": "train9_queries.json",
     "holdout": "holdout_queries.json",
     "calibration": "calibration_queries.json",
     "calibration2": "calibration2_queries.json",
     "calibration3": "calibration3_queries.json",
+    "calibration4": "calibration4_queries.json",
+    "calibration5": "calibration5_queries.json",
     "selection": "selection_queries.json",
+    "selection2": "selection2_queries.json",
     "blind-holdout": "blind_holdout_queries.json",
     "blind-holdout2": "blind_holdout2_queries.json",
     "blind-holdout3": "blind_holdout3_queries.json",
+    "blind-holdout4": "blind_holdout4_queries.json",
 }
+TRAINING = ("own", "train", "train3", "train4", "train5", "train6", "train7", "train8", "train9")
 PEER_DIR = FIXTURES / "peer_mcpproxy"
 PEER_BASELINE = {
     "MRR": 0.568,
@@ -190,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     peer = [{"id": t["tool_id"], "name": t["tool"], "description": t["description"]} for t in tools]
 
     out: dict = {"sets": {}, "peer": {}}
+    seen = {q["query"].strip().lower() for name in TRAINING for q in load_set(name)}
     wanted = [s for s in args.sets.split(",") if s]
     for label, encoder in variants:
         semantic = encoder is not None
@@ -202,7 +214,13 @@ def main(argv: list[str] | None = None) -> int:
             judge=judge if semantic else None,
         )
         for name in wanted:
-            out["sets"].setdefault(name, {})[label] = metrics(run_queries(index, load_set(name)))
+            results = run_queries(index, load_set(name))
+            m = metrics(results)
+            if name not in TRAINING:
+                fresh = [(q, r) for q, r in results if q["query"].strip().lower() not in seen]
+                m["verbatimInTraining"] = len(results) - len(fresh)
+                m["top1Unseen"] = metrics(fresh)["top1"]
+            out["sets"].setdefault(name, {})[label] = m
         out["peer"][label] = peer_metrics(
             Index.from_records(peer, encoder=encoder, semantic=semantic), golden
         )
@@ -224,8 +242,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{m['short']:6.3f} {m['long']:6.3f} "
                 f"{m['abstain']:7.3f} {m['falseAbst']:9.3f} {m['ece']:6.3f} {m['wrongAt95']:10d}\n"
             )
+        shipped = out["sets"][name][variants[-len(args.encoder) - 1][0]]
+        if "verbatimInTraining" in shipped:
+            w(
+                f"  {shipped['verbatimInTraining']} queries appear word for word in a training set; "
+                f"shipped top-1 without them {shipped['top1Unseen']:.3f}\n"
+            )
     shipped_label = variants[-len(args.encoder) - 1][0]
-    for name in ("calibration", "blind-holdout", "blind-holdout2"):
+    for name in ("calibration", "blind-holdout", "blind-holdout2", "blind-holdout3", "blind-holdout4"):
         if name in wanted:
             w(
                 f"\nreliability, {shipped_label}, {name} (answers given):\n"
