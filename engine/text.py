@@ -88,8 +88,9 @@ def query_segments(text: str, min_words: int) -> list[str]:
 
 def fold(text: str) -> str:
     """Case-, accent- and punctuation-insensitive key: 'Sub-Agents!' -> 'sub agents'."""
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    if not text.isascii():  # ASCII has no accents to strip; most queries skip this per-character pass
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return _NON_WORD.sub(" ", text.casefold()).strip()
 
 

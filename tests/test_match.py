@@ -18,6 +18,12 @@ def test_exact_name_ignores_case_punctuation_and_spacing(query):
     assert (result.name, result.method, result.confidence) == ("MCP Support", "exact", 1.0)
 
 
+@pytest.mark.parametrize("query", ["Sub-Agents", "Súb-agénts", "ＳＵＢ－ＡＧＥＮＴＳ"])
+def test_exact_name_ignores_accents_and_full_width_forms(query):
+    result = engine.match(query)
+    assert (result.name, result.method) == ("Sub-agents", "exact")
+
+
 @pytest.mark.parametrize(
     ("query", "name"),
     [
