@@ -5,12 +5,12 @@
 
 Sets (``tests/fixtures``; each file's "about" gives its writer and role):
 - "own": written with the catalog at hand; thresholds were tuned on it and it trains the head;
-- "train", "train3" ... "train9": blind writers whose questions train the learned head, so their
+- "train", "train3" ... "train11": blind writers whose questions train the learned head, so their
   figures are in-sample;
 - "holdout": blind, never tuned on (the first held-out set, from before the head);
 - "calibration" ... "calibration5": blind writers that fit the confidence model and the answer threshold;
-- "selection", "selection2": blind, used only to choose between fitted variants;
-- "blind-holdout" ... "blind-holdout4": blind, never read by any fitting, tuning or selection step.
+- "selection" ... "selection3": blind, used only to choose between fitted variants;
+- "blind-holdout" ... "blind-holdout5": blind, never read by any fitting, tuning or selection step.
 Short queries repeat across writers, so each set also reports how many of its queries appear word for
 word in a training set and top-1 over the rest. Variants: "v1" (exact/alias/lexical only) and one "v2"
 per encoder. Needs only the runtime dependencies.
@@ -51,6 +51,8 @@ SETS = {
     "train7": "train7_queries.json",
     "train8": "train8_queries.json",
     "train9": "train9_queries.json",
+    "train10": "train10_queries.json",
+    "train11": "train11_queries.json",
     "holdout": "holdout_queries.json",
     "calibration": "calibration_queries.json",
     "calibration2": "calibration2_queries.json",
@@ -59,12 +61,26 @@ SETS = {
     "calibration5": "calibration5_queries.json",
     "selection": "selection_queries.json",
     "selection2": "selection2_queries.json",
+    "selection3": "selection3_queries.json",
     "blind-holdout": "blind_holdout_queries.json",
     "blind-holdout2": "blind_holdout2_queries.json",
     "blind-holdout3": "blind_holdout3_queries.json",
     "blind-holdout4": "blind_holdout4_queries.json",
+    "blind-holdout5": "blind_holdout5_queries.json",
 }
-TRAINING = ("own", "train", "train3", "train4", "train5", "train6", "train7", "train8", "train9")
+TRAINING = (
+    "own",
+    "train",
+    "train3",
+    "train4",
+    "train5",
+    "train6",
+    "train7",
+    "train8",
+    "train9",
+    "train10",
+    "train11",
+)
 PEER_DIR = FIXTURES / "peer_mcpproxy"
 PEER_BASELINE = {
     "MRR": 0.568,
@@ -249,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"shipped top-1 without them {shipped['top1Unseen']:.3f}\n"
             )
     shipped_label = variants[-len(args.encoder) - 1][0]
-    for name in ("calibration", "blind-holdout", "blind-holdout2", "blind-holdout3", "blind-holdout4"):
+    for name in ("calibration", *(n for n in SETS if n.startswith("blind-holdout"))):
         if name in wanted:
             w(
                 f"\nreliability, {shipped_label}, {name} (answers given):\n"

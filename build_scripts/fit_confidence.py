@@ -3,7 +3,7 @@
     python build_scripts/fit_confidence.py
 
 Data (see each file's "about"):
-- the training sets (``TRAINING_SETS``: eight blind writers and our own set):
+- the training sets (``TRAINING_SETS``: ten blind writers and our own set):
   their questions train the learned head (``engine.head``) together with the
   catalog's own texts. The head's strength and regularisation are chosen by
   leave-one-writer-out top-1, so they are picked for writers the head has not seen;
@@ -61,9 +61,11 @@ TRAINING_SETS = (
     "train7_queries.json",
     "train8_queries.json",
     "train9_queries.json",
+    "train10_queries.json",
+    "train11_queries.json",
 )
 HEAD_L2 = (1e-4, 3e-5, 1e-5)
-HEAD_WEIGHTS = (0.1, 0.2, 0.3)
+HEAD_WEIGHTS = (0.1, 0.2, 0.3, 0.5)
 QUERY_WEIGHT = 3.0  # a written question counts this many catalog texts in the head's fit
 
 
