@@ -2,8 +2,9 @@
 
 Lists records whose sources were verified more than 90 days ago, URLs missing
 from the docs page index (``engine/data/docs/``), URLs with tracking strings,
-pre-release maturity on a generally available product, and available records
-without sources. Exits 1 when it finds anything, so it can gate a release.
+pre-release maturity on a generally available product, available records
+without sources, and aliases that send an agent's own term for a capability
+to a different one. Exits 1 when it finds anything, so it can gate a release.
 
 ``--agent ID`` checks one agent file on its own, including the schema and the
 canonical capability list, which is handy while editing that file.
@@ -57,6 +58,7 @@ def report(
         "inconsistent maturity": [],
         "records without sources": [],
         "agents without a docs index": [],
+        "aliases that contradict a record's terminology": [],
     }
     if strict_schema:
         sections["schema and canonical list"] = []
@@ -74,6 +76,11 @@ def report(
             sections["agents without a docs index"].append(
                 f"{agent['id']}: no engine/data/docs/{agent['id']}.json"
             )
+    agents = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((DATA / "agents").glob("*.json"))]
+    aliases = json.loads((DATA / "aliases.json").read_text(encoding="utf-8"))["aliases"]
+    sections["aliases that contradict a record's terminology"] = checks.alias_conflicts(
+        aliases, [a for a in agents if not agent_ids or a["id"] in agent_ids]
+    )
     return sections
 
 
