@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from engine.capabilities import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
 from engine.catalog import get_catalog  # noqa: E402
 from engine.encoder import Encoder  # noqa: E402
+from engine.gaps import MIN_CONFIDENCE  # noqa: E402
 from engine.head import Head, fit_softmax, log_softmax  # noqa: E402
 from engine.index import Index, ranking_features  # noqa: E402
 from engine.judge import FEATURES, Judge, fit_logistic, sigmoid  # noqa: E402
@@ -191,22 +192,22 @@ def features_and_labels(
 MIN_ABSTENTION = 0.92  # share of should-match-nothing queries that must get no match (issue 9 asks >= 0.90)
 
 
-def pick_answer_threshold(p: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> float:
-    """The lowest P(right) threshold that still abstains on ``MIN_ABSTENTION`` of the off-topic queries.
+def pick_answer_threshold(p: np.ndarray, answerable: np.ndarray) -> float:
+    """Where to answer: at P(right) of one half, raised only as far as off-topic queries need.
 
-    Lower thresholds answer more of the answerable queries; the floor on
-    abstention keeps "nothing matches" honest. Ties in the grid go to the
-    threshold with the fewest mistakes.
+    Below ``MIN_CONFIDENCE`` (0.5) an answer is more likely wrong than right,
+    so it is never given; ``engine.gaps`` counts such a result as a miss too,
+    and the two must agree. Above it, the threshold rises in steps of 0.05 only
+    until the should-match-nothing queries are abstained on at ``MIN_ABSTENTION``.
+    Counting mistakes per threshold instead would chase noise: a few dozen
+    calibration answers between 0.3 and 0.7 moved that choice from 0.3 to 0.7.
     """
-    best = None
-    for threshold in np.arange(0.20, 0.61, 0.05):
-        answered = p >= threshold
-        abstention = float((~answered[~answerable]).mean()) if (~answerable).any() else 1.0
-        mistakes = int((answered & ~right).sum() + (~answered & answerable & right).sum())
-        key = (abstention < MIN_ABSTENTION, mistakes if abstention >= MIN_ABSTENTION else -abstention)
-        if best is None or key < best[0]:
-            best = (key, round(float(threshold), 2))
-    return best[1]
+    grid = [round(float(t), 2) for t in np.arange(MIN_CONFIDENCE, 0.91, 0.05)]
+    nulls = ~answerable
+    for threshold in grid:
+        if not nulls.any() or float((p[nulls] < threshold).mean()) >= MIN_ABSTENTION:
+            return threshold
+    return grid[-1]
 
 
 def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
@@ -282,7 +283,7 @@ def main() -> int:
     answerable = np.array(
         [q["expected"] is not None for q in calibration if not names_only_agents(q["query"])]
     )
-    answer_at = pick_answer_threshold(judge.confidence(tx), ty.astype(bool), answerable)
+    answer_at = pick_answer_threshold(judge.confidence(tx), answerable)
     judge = replace(judge, answer_at=answer_at)
     p, y = judge.confidence(tx), ty
     print(f"confidence model L2 {l2}; answer when P(right) >= {answer_at}", file=sys.stderr)
