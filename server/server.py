@@ -118,7 +118,8 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
     @server.tool(
         description=(
             "Can agent X do Y, and how do I set it up? One agent, one capability: availability, tier, "
-            "maturity, setup notes, doc URL and sources. Capability is fuzzy-matched."
+            "maturity, setup notes, doc URL and sources. Capability is fuzzy-matched; matchConfidence is "
+            "the probability the match is right, and below 0.5 you get no match with the nearest candidates."
         ),
         annotations=READ_ONLY,
         structured_output=False,
