@@ -9,8 +9,8 @@ Sets (``tests/fixtures``; each file's "about" gives its writer and role):
   figures are in-sample;
 - "holdout": blind, never tuned on (the first held-out set, from before the head);
 - "calibration" ... "calibration5": blind writers that fit the confidence model and the answer threshold;
-- "selection" ... "selection3": blind, used only to choose between fitted variants;
-- "blind-holdout" ... "blind-holdout5": blind, never read by any fitting, tuning or selection step.
+- "selection" ... "selection4": blind, used only to choose between fitted variants;
+- "blind-holdout" ... "blind-holdout8": blind, never read by any fitting, tuning or selection step.
 Short queries repeat across writers, so each set also reports how many of its queries appear word for
 word in a training set and top-1 over the rest. Variants: "v1" (exact/alias/lexical only) and one "v2"
 per encoder. Needs only the runtime dependencies.
@@ -62,11 +62,15 @@ SETS = {
     "selection": "selection_queries.json",
     "selection2": "selection2_queries.json",
     "selection3": "selection3_queries.json",
+    "selection4": "selection4_queries.json",
     "blind-holdout": "blind_holdout_queries.json",
     "blind-holdout2": "blind_holdout2_queries.json",
     "blind-holdout3": "blind_holdout3_queries.json",
     "blind-holdout4": "blind_holdout4_queries.json",
     "blind-holdout5": "blind_holdout5_queries.json",
+    "blind-holdout6": "blind_holdout6_queries.json",
+    "blind-holdout7": "blind_holdout7_queries.json",
+    "blind-holdout8": "blind_holdout8_queries.json",
 }
 TRAINING = (
     "own",
