@@ -395,7 +395,9 @@ class Index:
             second = np.exp(head[int(order[1])]) >= tune.head_ambiguity_ratio * np.exp(head[int(order[0])])
             ambiguous = ambiguous or bool(second)
         if self.judge is not None:
-            confidences = coherent(self._judged(ranking, shown), head, shown)
+            # ranking() already judged the winner; with a head, the runner-ups share what it leaves.
+            others = [] if head is not None else self._judged(ranking, shown[1:])
+            confidences = coherent(np.r_[ranking["trust"], others], head, shown)
             candidates = [
                 self._candidate(i, conf, fused[i]) for i, conf in zip(shown, confidences, strict=True)
             ]
@@ -454,23 +456,23 @@ class Index:
 def coherent(judged: np.ndarray, head: np.ndarray | None, shown: list[int]) -> np.ndarray:
     """Candidate confidences that read as probabilities of one right answer among them.
 
-    The winner keeps the judge's P(right). Only one record can be the right
-    answer, so the others share what is left, ``1 - P(winner)``: by the learned
-    head's odds when there is one (its "none of these" takes its part too),
-    otherwise by the judge's own values, capped so that the total stays at
-    most 1. A lower-ranked record is never reported as likelier than one above it.
+    The winner keeps the judge's P(right), ``judged[0]``. Only one record can be
+    the right answer, so the others share what is left, ``1 - P(winner)``: by the
+    learned head's odds when there is one (its "none of these" takes its part
+    too; ``judged`` then needs only the winner), otherwise by the judge's own
+    values for ``shown[1:]``, capped so that the total stays at most 1. A
+    lower-ranked record is never reported as likelier than one above it.
     """
     conf = np.array(judged, dtype=np.float64)
-    if len(conf) > 1:
-        left = 1.0 - conf[0]
-        if head is not None:
-            odds = np.exp(head)
-            rest = max(1.0 - float(odds[shown[0]]), 1e-12)
-            conf[1:] = left * odds[shown[1:]] / rest
-        else:
-            for j in range(1, len(conf)):
-                conf[j] = min(conf[j], max(left, 0.0))
-                left -= conf[j]
+    left = 1.0 - conf[0]
+    if head is not None:
+        odds = np.exp(head)
+        rest = max(1.0 - float(odds[shown[0]]), 1e-12)
+        conf = np.r_[conf[0], left * odds[shown[1:]] / rest]
+    else:
+        for j in range(1, len(conf)):
+            conf[j] = min(conf[j], max(left, 0.0))
+            left -= conf[j]
     return np.minimum.accumulate(np.clip(conf, 0.0, 1.0))
 
 
