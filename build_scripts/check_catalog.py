@@ -62,10 +62,12 @@ def report(
     }
     if strict_schema:
         sections["schema and canonical list"] = []
+    checked = []
     for path in sorted((DATA / "agents").glob("*.json")):
         agent = json.loads(path.read_text(encoding="utf-8"))
         if agent_ids and agent["id"] not in agent_ids:
             continue
+        checked.append(agent)
         if strict_schema:
             sections["schema and canonical list"] += schema_problems(agent)
         sections["stale sources"] += checks.stale_sources(agent, today, days)
@@ -76,11 +78,8 @@ def report(
             sections["agents without a docs index"].append(
                 f"{agent['id']}: no engine/data/docs/{agent['id']}.json"
             )
-    agents = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((DATA / "agents").glob("*.json"))]
     aliases = json.loads((DATA / "aliases.json").read_text(encoding="utf-8"))["aliases"]
-    sections["aliases that contradict a record's terminology"] = checks.alias_conflicts(
-        aliases, [a for a in agents if not agent_ids or a["id"] in agent_ids]
-    )
+    sections["aliases that contradict a record's terminology"] = checks.alias_conflicts(aliases, checked)
     return sections
 
 

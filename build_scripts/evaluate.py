@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from build_scripts.fit_confidence import TRAINING_SETS  # noqa: E402
 from engine.capabilities import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
 from engine.catalog import get_catalog  # noqa: E402
 from engine.encoder import Encoder  # noqa: E402
@@ -72,19 +73,8 @@ SETS = {
     "blind-holdout7": "blind_holdout7_queries.json",
     "blind-holdout8": "blind_holdout8_queries.json",
 }
-TRAINING = (
-    "own",
-    "train",
-    "train3",
-    "train4",
-    "train5",
-    "train6",
-    "train7",
-    "train8",
-    "train9",
-    "train10",
-    "train11",
-)
+# The sets whose questions train the learned head (their figures are in-sample).
+TRAINING = tuple(name for name, file in SETS.items() if file in TRAINING_SETS)
 PEER_DIR = FIXTURES / "peer_mcpproxy"
 PEER_BASELINE = {
     "MRR": 0.568,
@@ -246,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     w = sys.stdout.write
+    shipped_label = variants[-len(args.encoder) - 1][0]
     for name in wanted:
         items = load_set(name)
         w(
@@ -262,13 +253,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{m['short']:6.3f} {m['long']:6.3f} "
                 f"{m['abstain']:7.3f} {m['falseAbst']:9.3f} {m['ece']:6.3f} {m['wrongAt95']:10d}\n"
             )
-        shipped = out["sets"][name][variants[-len(args.encoder) - 1][0]]
+        shipped = out["sets"][name][shipped_label]
         if "verbatimInTraining" in shipped:
             w(
                 f"  {shipped['verbatimInTraining']} queries appear word for word in a training set; "
                 f"shipped top-1 without them {shipped['top1Unseen']:.3f}\n"
             )
-    shipped_label = variants[-len(args.encoder) - 1][0]
     for name in ("calibration", *(n for n in SETS if n.startswith("blind-holdout"))):
         if name in wanted:
             w(

@@ -8,6 +8,7 @@ the training and calibration sets alone, and the evaluation reports every set.
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 from build_scripts import evaluate, fit_confidence
@@ -16,6 +17,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROLES = {"own", "training", "calibration", "selection", "held-out"}
 
 
+@cache
 def query_sets() -> dict[str, dict]:
     paths = sorted(FIXTURES.glob("*_queries.json"))
     return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in paths}
