@@ -9,8 +9,8 @@ Sets (``tests/fixtures``; each file's "about" gives its writer and role):
   figures are in-sample;
 - "holdout": blind, never tuned on (the first held-out set, from before the head);
 - "calibration" ... "calibration5": blind writers that fit the confidence model and the answer threshold;
-- "selection" ... "selection4": blind, used only to choose between fitted variants;
-- "blind-holdout" ... "blind-holdout8": blind, never read by any fitting, tuning or selection step.
+- "selection" ... "selection6": blind, used only to choose between fitted variants;
+- "blind-holdout" ... "blind-holdout10": blind, never read by any fitting, tuning or selection step.
 Short queries repeat across writers, so each set also reports how many of its queries appear word for
 word in a training set and top-1 over the rest. Variants: "v1" (exact/alias/lexical only) and one "v2"
 per encoder. Needs only the runtime dependencies.
@@ -64,6 +64,8 @@ SETS = {
     "selection2": "selection2_queries.json",
     "selection3": "selection3_queries.json",
     "selection4": "selection4_queries.json",
+    "selection5": "selection5_queries.json",
+    "selection6": "selection6_queries.json",
     "blind-holdout": "blind_holdout_queries.json",
     "blind-holdout2": "blind_holdout2_queries.json",
     "blind-holdout3": "blind_holdout3_queries.json",
@@ -72,6 +74,8 @@ SETS = {
     "blind-holdout6": "blind_holdout6_queries.json",
     "blind-holdout7": "blind_holdout7_queries.json",
     "blind-holdout8": "blind_holdout8_queries.json",
+    "blind-holdout9": "blind_holdout9_queries.json",
+    "blind-holdout10": "blind_holdout10_queries.json",
 }
 # The sets whose questions train the learned head (their figures are in-sample).
 TRAINING = tuple(name for name, file in SETS.items() if file in TRAINING_SETS)

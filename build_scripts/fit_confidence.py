@@ -93,7 +93,10 @@ def probe_data() -> tuple[list[str], np.ndarray]:
     inside = doc["inDomain"] + catalog_text + [q["query"] for q in own if q["expected"]]
     # The should-match-nothing queries of the training sets are out-of-domain examples too.
     outside = doc["outOfDomain"] + word_traps() + [q["query"] for q in training if q["expected"] is None]
-    texts = inside + outside
+    # Matching sees a query with its agent names taken out (``strip_agents``), so the probe must
+    # too: most in-domain texts name an agent and few out-of-domain ones do, and a probe fitted on
+    # the raw text leans on that name, which is never there when it runs.
+    texts = [strip_agents(t) for t in inside + outside]
     return texts, np.array([1.0] * len(inside) + [0.0] * len(outside))
 
 
@@ -129,7 +132,10 @@ def fit_head(index: Index, encoder: Encoder) -> tuple[Head, dict]:
     rows = np.flatnonzero(sem.owners >= 0)
     catalog_x, catalog_y = sem.matrix[rows].astype(np.float64), sem.owners[rows]
     background = len(index.records)
-    outside = json.loads((FIXTURES / "domain_probe_train.json").read_text())["outOfDomain"] + word_traps()
+    outside = [
+        strip_agents(t)
+        for t in json.loads((FIXTURES / "domain_probe_train.json").read_text())["outOfDomain"] + word_traps()
+    ]
     catalog_x = np.vstack([catalog_x, encoder.encode(outside).astype(np.float64)])
     catalog_y = np.r_[catalog_y, np.full(len(outside), background)]
     writers = []  # per writer: (vectors of answerable queries, their fused scores, labels, null vectors)

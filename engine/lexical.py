@@ -17,6 +17,12 @@ from .text import edit_distance
 # token, and the deletion variants of long words grow as len**2, so bounding it
 # keeps one query (or one record) at microseconds and kilobytes.
 MAX_CORRECTABLE = 24
+# A real word one letter away from a catalog word is far likelier than a typo when words are short
+# ("jest" is not "test", "saml" is not "same"), and two edits turn real words into catalog words
+# ("offline" -> "online", "rewrote" -> "remote"). So only longer words are corrected, by one edit,
+# or two from nine letters on; and the first letter, which people rarely get wrong, must agree.
+MIN_CORRECTABLE = 5
+TWO_EDITS_FROM = 9
 MAX_VARIANTS = 5000  # deletion variants generated for one word, at most
 CACHE_SIZE = 2048  # remembered corrections (an LRU, so unique junk words cannot grow it)
 
@@ -61,13 +67,13 @@ class LexicalIndex:
         self.longest = max((len(t) for t in self.vocabulary), default=0)
 
     def correct(self, term: str) -> str | None:
-        """The catalog term one or two typos away from ``term``, or None if none or unclear.
+        """The catalog term one typo (two for long words) away from ``term``, or None if none or unclear.
 
         Ties are broken by equal length (a swap or a replaced letter is likelier
         than a dropped one), then by how common the term is in the catalog.
         """
-        if term in self.vocabulary or len(term) < 4:
-            return None
+        if term in self.vocabulary or len(term) < MIN_CORRECTABLE or any(ch.isdigit() for ch in term):
+            return None  # short words and numbers ("2025", "v18") are not typos of catalog words
         if len(term) > min(MAX_CORRECTABLE, self.longest + 2):
             return None  # longer than any catalog word plus two edits: nothing to correct to
         with self._lock:
@@ -82,9 +88,11 @@ class LexicalIndex:
         return guess
 
     def _nearest(self, term: str) -> str | None:
-        limit = 1 if len(term) < 7 else 2
+        limit = 1 if len(term) < TWO_EDITS_FROM else 2
         found: list[tuple[int, int, int, str]] = []
         for known in self._candidates(term, limit):
+            if known[0] != term[0]:
+                continue
             distance = edit_distance(term, known, limit)
             if distance <= limit:
                 found.append((distance, len(known) != len(term), -self.df[known], known))

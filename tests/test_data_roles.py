@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from build_scripts import evaluate, fit_confidence
+from engine.capabilities import strip_agents
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROLES = {"own", "training", "calibration", "selection", "held-out"}
@@ -52,3 +53,11 @@ def test_evaluation_reports_every_set_and_knows_which_ones_train_the_head():
     assert set(evaluate.SETS.values()) == set(query_sets())
     trains = {key for key, name in evaluate.SETS.items() if role_of(name) in {"training", "own"}}
     assert set(evaluate.TRAINING) == trains
+
+
+def test_the_domain_probe_learns_from_text_as_matching_sees_it():
+    # Matching strips agent names before it embeds a query; a probe fitted on unstripped text
+    # learned "names an agent" as a sign of being in domain, a sign it never sees at run time.
+    texts, labels = fit_confidence.probe_data()
+    assert len(texts) == len(labels) > 1000
+    assert [t for t in texts if strip_agents(t) != t] == []

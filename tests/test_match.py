@@ -76,6 +76,34 @@ def test_typos_still_find_the_capability(query):
     assert engine.match(query).name == expected
 
 
+# Real words one or two letters from a catalog word: "uninstall" and "offline" mean the opposite of
+# "install" and "online", "segfault" is not "default", and "jest" is a test runner, not "test".
+REAL_WORDS_NEAR_CATALOG_WORDS = [
+    "uninstall",
+    "offline",
+    "rewrote",
+    "segfault",
+    "checkout",
+    "jest",
+    "saml",
+    "2025",
+]
+
+
+@pytest.mark.parametrize("word", REAL_WORDS_NEAR_CATALOG_WORDS)
+def test_real_words_are_not_spell_corrected_into_catalog_words(word):
+    index = engine.capabilities.capability_index()
+    corrected, _ = index._query_terms(f"help with {word} please", set())  # noqa: SLF001
+    assert corrected.split()[2] == word
+
+
+def test_a_real_word_cannot_steer_the_match_by_spelling():
+    # "segfault" used to be re-embedded as "default", which made this a confident UI Customization.
+    result = engine.match("fix segfault", k=3)
+    assert result.name != "UI Customization"
+    assert "UI Customization" not in [c.name for c in result.candidates[:1]]
+
+
 @pytest.mark.parametrize(
     "query", ["order a pizza", "what is the weather in Paris tomorrow", "price of bitcoin today"]
 )
