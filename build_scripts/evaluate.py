@@ -5,10 +5,10 @@
 
 Sets (``tests/fixtures``; each file's "about" gives its writer and role):
 - "own": written with the catalog at hand; thresholds were tuned on it and it trains the head;
-- "train", "train3" ... "train11": blind writers whose questions train the learned head, so their
-  figures are in-sample;
+- "train", "train3" ... "train11", "train14" ... "train17": blind writers whose questions train the
+  learned head, so their figures are in-sample;
 - "holdout": blind, never tuned on (the first held-out set, from before the head);
-- "calibration" ... "calibration5": blind writers that fit the confidence model and the answer threshold;
+- "calibration" ... "calibration7": blind writers that fit the confidence model and the answer threshold;
 - "selection" ... "selection6": blind, used only to choose between fitted variants;
 - "blind-holdout" ... "blind-holdout10": blind, never read by any fitting, tuning or selection step.
 Short queries repeat across writers, so each set also reports how many of its queries appear word for
@@ -54,12 +54,18 @@ SETS = {
     "train9": "train9_queries.json",
     "train10": "train10_queries.json",
     "train11": "train11_queries.json",
+    "train14": "train14_queries.json",
+    "train15": "train15_queries.json",
+    "train16": "train16_queries.json",
+    "train17": "train17_queries.json",
     "holdout": "holdout_queries.json",
     "calibration": "calibration_queries.json",
     "calibration2": "calibration2_queries.json",
     "calibration3": "calibration3_queries.json",
     "calibration4": "calibration4_queries.json",
     "calibration5": "calibration5_queries.json",
+    "calibration6": "calibration6_queries.json",
+    "calibration7": "calibration7_queries.json",
     "selection": "selection_queries.json",
     "selection2": "selection2_queries.json",
     "selection3": "selection3_queries.json",

@@ -3,7 +3,7 @@
     python build_scripts/fit_confidence.py
 
 Data (see each file's "about"):
-- the training sets (``TRAINING_SETS``: ten blind writers and our own set):
+- the training sets (``TRAINING_SETS``: fourteen blind writers and our own set):
   their questions train the learned head (``engine.head``) together with the
   catalog's own texts. The head's strength and regularisation are chosen by
   leave-one-writer-out top-1, so they are picked for writers the head has not seen;
@@ -11,8 +11,8 @@ Data (see each file's "about"):
   questions about coding-agent features against out-of-domain text (word traps, general
   programming, trivia), plus the training sets' queries. Train the domain probe; the
   out-of-domain texts also train the head's "none of these" class;
-- ``tests/fixtures/calibration_queries.json`` ... ``calibration5_queries.json`` (``CALIBRATION_SETS``,
-  five more blind writers): fit the mapping from ranking features to P(right)
+- ``tests/fixtures/calibration_queries.json`` ... ``calibration7_queries.json`` (``CALIBRATION_SETS``,
+  seven more blind writers): fit the mapping from ranking features to P(right)
   with the head in place, and set where to answer. Neither the head nor the
   probe sees them. The held-out sets are never read here.
 
@@ -49,6 +49,8 @@ CALIBRATION_SETS = (
     "calibration3_queries.json",
     "calibration4_queries.json",
     "calibration5_queries.json",
+    "calibration6_queries.json",
+    "calibration7_queries.json",
 )
 CALIBRATION_L2 = (0.3, 1.0, 3.0, 10.0, 30.0)  # chosen by 5-fold log loss on the calibration set
 # One file per writer; "eval_queries.json" is our own set, written with the catalog at hand.
@@ -64,9 +66,13 @@ TRAINING_SETS = (
     "train9_queries.json",
     "train10_queries.json",
     "train11_queries.json",
+    "train14_queries.json",
+    "train15_queries.json",
+    "train16_queries.json",
+    "train17_queries.json",
 )
 HEAD_L2 = (1e-4, 3e-5, 1e-5)
-HEAD_WEIGHTS = (0.1, 0.2, 0.3, 0.5)
+HEAD_WEIGHTS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 QUERY_WEIGHT = 3.0  # a written question counts this many catalog texts in the head's fit
 
 
@@ -265,7 +271,7 @@ def main() -> int:
         out_of_scope=catalog.out_of_scope,
         judge=neutral,
     )
-    # Five blind writers, so the fit does not learn one writer's style.
+    # Seven blind writers, so the fit does not learn one writer's style.
     calibration = [q for name in CALIBRATION_SETS for q in load_queries(name)]
     judge = neutral
     for segments in (False, True):  # second pass: features as chosen among sentences by the first fit
