@@ -10,7 +10,7 @@ Sets (``tests/fixtures``; each file's "about" gives its writer and role):
 - "holdout": blind, never tuned on (the first held-out set, from before the head);
 - "calibration" ... "calibration7": blind writers that fit the confidence model and the answer threshold;
 - "selection" ... "selection6": blind, used only to choose between fitted variants;
-- "blind-holdout" ... "blind-holdout10": blind, never read by any fitting, tuning or selection step.
+- "blind-holdout" ... "blind-holdout13": blind, never read by any fitting, tuning or selection step.
 Short queries repeat across writers, so each set also reports how many of its queries appear word for
 word in a training set and top-1 over the rest. Variants: "v1" (exact/alias/lexical only) and one "v2"
 per encoder. Needs only the runtime dependencies.
@@ -82,6 +82,9 @@ SETS = {
     "blind-holdout8": "blind_holdout8_queries.json",
     "blind-holdout9": "blind_holdout9_queries.json",
     "blind-holdout10": "blind_holdout10_queries.json",
+    "blind-holdout11": "blind_holdout11_queries.json",
+    "blind-holdout12": "blind_holdout12_queries.json",
+    "blind-holdout13": "blind_holdout13_queries.json",
 }
 # The sets whose questions train the learned head (their figures are in-sample).
 TRAINING = tuple(name for name, file in SETS.items() if file in TRAINING_SETS)

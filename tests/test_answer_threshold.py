@@ -30,3 +30,12 @@ def test_the_threshold_pick_rises_to_keep_abstaining_on_off_topic_queries():
 def test_the_shipped_model_answers_only_what_the_gap_log_would_not_call_a_miss():
     judge = load_judge(vectors_dir() / JUDGE_FILE)
     assert judge is not None and judge.answer_at >= MIN_CONFIDENCE
+
+
+def test_the_shipped_head_weight_was_chosen_inside_its_grid():
+    # A weight at the top of HEAD_WEIGHTS means the search wanted more than it was offered: the
+    # refit that landed on 0.5, the old top, picked 0.7 once the grid reached 1.0.
+    judge = load_judge(vectors_dir() / JUDGE_FILE)
+    assert judge is not None and judge.head is not None
+    assert judge.head.weight in fit_confidence.HEAD_WEIGHTS
+    assert judge.head.weight < max(fit_confidence.HEAD_WEIGHTS)
