@@ -117,9 +117,12 @@ class LexicalIndex:
                     # never see it half built (it would cache wrong corrections).
                     table: dict[str, set[str]] = {}
                     for known in self.vocabulary:
-                        if len(known) > MAX_CORRECTABLE:
+                        # A word is corrected only from MIN_CORRECTABLE letters, by one edit
+                        # below TWO_EDITS_FROM: shorter catalog words are out of reach, and
+                        # only those within two letters of TWO_EDITS_FROM need two deletions.
+                        if not MIN_CORRECTABLE - 1 <= len(known) <= MAX_CORRECTABLE:
                             continue
-                        for variant in _deletions(known, 1 if len(known) < 6 else 2):
+                        for variant in _deletions(known, 1 if len(known) < TWO_EDITS_FROM - 2 else 2):
                             table.setdefault(variant, set()).add(known)
                     self._deletes = table
                 deletes = self._deletes
