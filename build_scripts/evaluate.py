@@ -97,6 +97,31 @@ PEER_BASELINE = {
 }  # mcpproxy BM25, published
 
 
+# Issue 9's targets, checked on every held-out set: (metric, ">=" or "<=", bound).
+TARGETS = (
+    ("top1", ">=", 0.93),
+    ("top3", ">=", 0.98),
+    ("long", ">=", 0.88),
+    ("abstain", ">=", 0.90),
+    ("falseAbst", "<=", 0.03),
+    ("ece", "<=", 0.04),
+    ("wrongAt95", "<=", 1),
+)
+
+
+def missed_targets(m: dict) -> list[str]:
+    """The targets a set's figures miss, by metric name (a NaN, such as no long questions, is no miss)."""
+    return [
+        key
+        for key, sense, bound in TARGETS
+        if not math.isnan(m[key]) and (m[key] < bound if sense == ">=" else m[key] > bound)
+    ]
+
+
+def role(name: str) -> str:
+    return json.loads((FIXTURES / SETS[name]).read_text())["role"]
+
+
 def load_set(name: str) -> list[dict]:
     return json.loads((FIXTURES / SETS[name]).read_text())["queries"]
 
@@ -280,6 +305,16 @@ def main(argv: list[str] | None = None) -> int:
             )
             for low, high, n, conf, right in out["sets"][name][shipped_label]["reliability"]:
                 w(f"  {low:.1f}-{high:.1f}   {n:7d}  {conf:9.3f}  {right:11.3f}\n")
+    held_out = [name for name in wanted if role(name) == "held-out"]
+    if held_out:
+        w(f"\nissue 9 targets on the held-out sets, {shipped_label}:\n")
+        w("  " + ", ".join(f"{key} {sense} {bound}" for key, sense, bound in TARGETS) + "\n")
+        met = 0
+        for name in held_out:
+            missed = missed_targets(out["sets"][name][shipped_label])
+            met += not missed
+            w(f"  {name:18} {'all met' if not missed else 'missed: ' + ', '.join(missed)}\n")
+        w(f"  {met} of {len(held_out)} held-out sets meet every target\n")
     w(f"\nPeer benchmark (mcpproxy, {len(golden)} queries over {len(peer)} tools)\n")
     w(
         f"{'variant':26} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6} {'nDCG10':>6} "

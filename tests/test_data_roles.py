@@ -61,3 +61,17 @@ def test_the_domain_probe_learns_from_text_as_matching_sees_it():
     texts, labels = fit_confidence.probe_data()
     assert len(texts) == len(labels) > 1000
     assert [t for t in texts if strip_agents(t) != t] == []
+
+
+def test_evaluation_marks_exactly_the_targets_a_set_misses():
+    figures = {
+        "top1": 0.93,  # on the bound: met
+        "top3": 0.99,
+        "long": 0.857,
+        "abstain": 0.95,
+        "falseAbst": 0.04,
+        "ece": 0.04,  # on the bound: met
+        "wrongAt95": 2,
+    }
+    assert evaluate.missed_targets(figures) == ["long", "falseAbst", "wrongAt95"]
+    assert evaluate.missed_targets({**figures, "long": float("nan"), "falseAbst": 0.0, "wrongAt95": 1}) == []
