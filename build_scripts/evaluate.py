@@ -9,8 +9,8 @@ Sets (``tests/fixtures``; each file's "about" gives its writer and role):
   learned head, so their figures are in-sample;
 - "holdout": blind, never tuned on (the first held-out set, from before the head);
 - "calibration" ... "calibration7": blind writers that fit the confidence model and the answer threshold;
-- "selection" ... "selection6": blind, used only to choose between fitted variants;
-- "blind-holdout" ... "blind-holdout13": blind, never read by any fitting, tuning or selection step.
+- "selection" ... "selection7": blind, used only to choose between fitted variants;
+- "blind-holdout" ... "blind-holdout14": blind, never read by any fitting, tuning or selection step.
 Short queries repeat across writers, so each set also reports how many of its queries appear word for
 word in a training set and top-1 over the rest. Variants: "v1" (exact/alias/lexical only) and one "v2"
 per encoder. Needs only the runtime dependencies.
@@ -72,6 +72,7 @@ SETS = {
     "selection4": "selection4_queries.json",
     "selection5": "selection5_queries.json",
     "selection6": "selection6_queries.json",
+    "selection7": "selection7_queries.json",
     "blind-holdout": "blind_holdout_queries.json",
     "blind-holdout2": "blind_holdout2_queries.json",
     "blind-holdout3": "blind_holdout3_queries.json",
@@ -85,6 +86,7 @@ SETS = {
     "blind-holdout11": "blind_holdout11_queries.json",
     "blind-holdout12": "blind_holdout12_queries.json",
     "blind-holdout13": "blind_holdout13_queries.json",
+    "blind-holdout14": "blind_holdout14_queries.json",
 }
 # The sets whose questions train the learned head (their figures are in-sample).
 TRAINING = tuple(name for name, file in SETS.items() if file in TRAINING_SETS)
