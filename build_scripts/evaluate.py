@@ -28,6 +28,7 @@ import argparse
 import json
 import math
 import sys
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,12 +121,18 @@ def missed_targets(m: dict) -> list[str]:
     ]
 
 
+@cache
+def set_doc(name: str) -> dict:
+    """A set's file, read once: each set is run once per variant and printed after."""
+    return json.loads((FIXTURES / SETS[name]).read_text())
+
+
 def role(name: str) -> str:
-    return json.loads((FIXTURES / SETS[name]).read_text())["role"]
+    return set_doc(name)["role"]
 
 
 def load_set(name: str) -> list[dict]:
-    return json.loads((FIXTURES / SETS[name]).read_text())["queries"]
+    return set_doc(name)["queries"]
 
 
 def run_queries(index: Index, queries: list[dict]) -> list[tuple[dict, object]]:

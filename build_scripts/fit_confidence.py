@@ -80,9 +80,16 @@ def load_queries(name: str) -> list[dict]:
     return json.loads((FIXTURES / name).read_text())["queries"]
 
 
-def word_traps() -> list[str]:
-    """Blind texts that use capability words in other senses ("schedule a meeting in Outlook")."""
-    return json.loads((FIXTURES / "domain_probe_traps.json").read_text())["outOfDomain"]
+def blind_out_of_domain() -> list[str]:
+    """Blind out-of-domain text for the probe and the head's "none of these" class.
+
+    General programming, trivia, and word traps that use capability words in
+    other senses ("schedule a meeting in Outlook").
+    """
+    return (
+        json.loads((FIXTURES / "domain_probe_train.json").read_text())["outOfDomain"]
+        + json.loads((FIXTURES / "domain_probe_traps.json").read_text())["outOfDomain"]
+    )
 
 
 def probe_data() -> tuple[list[str], np.ndarray]:
@@ -98,7 +105,7 @@ def probe_data() -> tuple[list[str], np.ndarray]:
     training = [q for name in TRAINING_SETS for q in load_queries(name)]
     inside = doc["inDomain"] + catalog_text + [q["query"] for q in own if q["expected"]]
     # The should-match-nothing queries of the training sets are out-of-domain examples too.
-    outside = doc["outOfDomain"] + word_traps() + [q["query"] for q in training if q["expected"] is None]
+    outside = blind_out_of_domain() + [q["query"] for q in training if q["expected"] is None]
     # Matching sees a query with its agent names taken out (``strip_agents``), so the probe must
     # too: most in-domain texts name an agent and few out-of-domain ones do, and a probe fitted on
     # the raw text leans on that name, which is never there when it runs.
@@ -138,10 +145,7 @@ def fit_head(index: Index, encoder: Encoder) -> tuple[Head, dict]:
     rows = np.flatnonzero(sem.owners >= 0)
     catalog_x, catalog_y = sem.matrix[rows].astype(np.float64), sem.owners[rows]
     background = len(index.records)
-    outside = [
-        strip_agents(t)
-        for t in json.loads((FIXTURES / "domain_probe_train.json").read_text())["outOfDomain"] + word_traps()
-    ]
+    outside = [strip_agents(t) for t in blind_out_of_domain()]
     catalog_x = np.vstack([catalog_x, encoder.encode(outside).astype(np.float64)])
     catalog_y = np.r_[catalog_y, np.full(len(outside), background)]
     writers = []  # per writer: (vectors of answerable queries, their fused scores, labels, null vectors)
