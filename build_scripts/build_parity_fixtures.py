@@ -26,7 +26,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 sys.path.insert(0, str(ROOT))
 
 from build_scripts.build_vectors import load_model  # noqa: E402
-from engine.store import encode_vector  # noqa: E402
+from engine.matching.store import encode_vector  # noqa: E402
 
 LONG = (
     "Claude Code reads your codebase, edits files, runs commands and integrates with your tools. "

@@ -1,6 +1,6 @@
 """Rebuild the precomputed vector store (offline build step).
 
-Embeds exactly the texts the runtime index would embed (``engine.scoring.record_entries``)
+Embeds exactly the texts the runtime index would embed (``engine.matching.scoring.record_entries``)
 and writes them with a content hash, so the runtime can tell a stale store.
 
     python build_scripts/build_vectors.py                      # the capability catalog, shipped ONNX encoder
@@ -32,11 +32,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.capabilities import VECTOR_FILE, capability_records  # noqa: E402
-from engine.catalog import get_catalog  # noqa: E402
-from engine.encoder import Encoder  # noqa: E402
-from engine.index import Index, coerce_records  # noqa: E402
-from engine.store import dump_store  # noqa: E402
+from engine.catalog.lookup import VECTOR_FILE, capability_records  # noqa: E402
+from engine.catalog.model import get_catalog  # noqa: E402
+from engine.matching.encoder import Encoder  # noqa: E402
+from engine.matching.index import Index, coerce_records  # noqa: E402
+from engine.matching.store import dump_store  # noqa: E402
 
 
 def read_records(path: Path) -> list:
@@ -67,7 +67,7 @@ def load_model():
 def embed(texts: list[str], builder: str):
     """Unit vectors for ``texts`` with the chosen builder."""
     if builder == "onnx":
-        from engine.encoder import Encoder
+        from engine.matching.encoder import Encoder
 
         return Encoder().encode(texts)
     try:

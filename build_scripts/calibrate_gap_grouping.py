@@ -7,10 +7,10 @@ Labelled set: tests/fixtures/gap_phrasings.json. The 'tune' pool is every
 phrasing of the tune needs plus each hard-negative phrasing as a need of its
 own (look-alikes that must stay apart); the 'holdout' pool is the held-out
 needs alone. For each threshold the phrasings are clustered exactly as the
-report does (``engine.gapreport.group_phrasings``) and scored on pairs: a
+report does (``engine.gaps.report.group_phrasings``) and scored on pairs: a
 pair is right when it is grouped together if and only if it shares a need.
 The threshold with the best F1 on 'tune' is the one to put in
-``engine.gapreport.GROUP_THRESHOLD``.
+``engine.gaps.report.GROUP_THRESHOLD``.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.gapreport import GROUP_THRESHOLD, group_phrasings  # noqa: E402
-from engine.index import default_encoder  # noqa: E402
+from engine.gaps.report import GROUP_THRESHOLD, group_phrasings  # noqa: E402
+from engine.matching.index import default_encoder  # noqa: E402
 
 LABELLED = ROOT / "tests" / "fixtures" / "gap_phrasings.json"
 SWEEP = [round(t, 3) for t in np.arange(0.20, 0.601, 0.025)]

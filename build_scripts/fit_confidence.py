@@ -4,7 +4,7 @@
 
 Data (see each file's "about"):
 - the training sets (``TRAINING_SETS``: fourteen blind writers and our own set):
-  their questions train the learned head (``engine.head``) together with the
+  their questions train the learned head (``engine.matching.head``) together with the
   catalog's own texts. The head's strength and regularisation are chosen by
   leave-one-writer-out top-1, so they are picked for writers the head has not seen;
 - ``tests/fixtures/domain_probe_train.json`` and ``domain_probe_traps.json``: in-domain
@@ -32,14 +32,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.capabilities import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
-from engine.catalog import get_catalog  # noqa: E402
-from engine.encoder import Encoder  # noqa: E402
-from engine.gaps import MIN_CONFIDENCE  # noqa: E402
-from engine.head import Head, fit_softmax, log_softmax  # noqa: E402
-from engine.index import Index, ranking_features  # noqa: E402
-from engine.judge import FEATURES, Judge, fit_logistic, sigmoid  # noqa: E402
-from engine.paths import vectors_dir  # noqa: E402
+from engine.catalog.lookup import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
+from engine.catalog.model import get_catalog  # noqa: E402
+from engine.common.paths import vectors_dir  # noqa: E402
+from engine.gaps.requests import MIN_CONFIDENCE  # noqa: E402
+from engine.matching.encoder import Encoder  # noqa: E402
+from engine.matching.head import Head, fit_softmax, log_softmax  # noqa: E402
+from engine.matching.index import Index, ranking_features  # noqa: E402
+from engine.matching.judge import FEATURES, Judge, fit_logistic, sigmoid  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 PROBE_L2 = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -212,7 +212,7 @@ def pick_answer_threshold(p: np.ndarray, answerable: np.ndarray) -> float:
     """Where to answer: at P(right) of one half, raised only as far as off-topic queries need.
 
     Below ``MIN_CONFIDENCE`` (0.5) an answer is more likely wrong than right,
-    so it is never given; ``engine.gaps`` counts such a result as a miss too,
+    so it is never given; ``engine.gaps.requests`` counts such a result as a miss too,
     and the two must agree. Above it, the threshold rises in steps of 0.05 only
     until the should-match-nothing queries are abstained on at ``MIN_ABSTENTION``.
     Counting mistakes per threshold instead would chase noise: a few dozen

@@ -6,7 +6,7 @@
 About 200 events over three weeks: eight needs phrased several ways by
 several agents (three of them catalog capabilities that some agents lack),
 plus one-off needs as background noise. Requests go through
-``engine.gaps.request_capability`` (real classification); silent misses are
+``engine.gaps.requests.request_capability`` (real classification); silent misses are
 written with ``GapLog.record_miss`` and the matcher's real nearest names,
 as the server would after a lookup that found nothing. Exits 1 unless the
 report's top gaps are the seeded needs (see ``check`` for exactly what is
@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.capabilities import match  # noqa: E402
-from engine.gaplog import GapLog, normalize  # noqa: E402
-from engine.gapreport import format_report, gap_report  # noqa: E402
-from engine.gaps import request_capability  # noqa: E402
+from engine.catalog.lookup import match  # noqa: E402
+from engine.gaps.log import GapLog, normalize  # noqa: E402
+from engine.gaps.report import format_report, gap_report  # noqa: E402
+from engine.gaps.requests import request_capability  # noqa: E402
 
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 DAYS = 21

@@ -7,11 +7,22 @@
 'vscode-copilot'
 """
 
+import sys as _sys
 from importlib import metadata as _metadata
 
-from .capabilities import capability_index, capability_records, match, resolve_agent
-from .catalog import Agent, Capability, Catalog, get_catalog, load_catalog
-from .encoder import Encoder, EncoderUnavailableError
+from . import gaps
+from .catalog import (
+    Agent,
+    Capability,
+    Catalog,
+    answers,
+    capability_index,
+    capability_records,
+    get_catalog,
+    load_catalog,
+    match,
+    resolve_agent,
+)
 from .errors import (
     CatalogError,
     EngineError,
@@ -21,8 +32,10 @@ from .errors import (
     UnknownAgentError,
     UnknownCategoryError,
 )
-from .index import Index, Record, Tuning
-from .results import Candidate, Match
+from .matching import Candidate, Encoder, EncoderUnavailableError, Index, Match, Record, Tuning
+
+# ``import engine.answers`` kept working when the module moved into ``engine.catalog``.
+_sys.modules[__name__ + ".answers"] = answers
 
 
 def package_version() -> str:
@@ -51,8 +64,10 @@ __all__ = [
     "Tuning",
     "UnknownAgentError",
     "UnknownCategoryError",
+    "answers",
     "capability_index",
     "capability_records",
+    "gaps",
     "get_catalog",
     "load_catalog",
     "match",

@@ -11,11 +11,12 @@ import argparse
 import json
 import sys
 
-from . import answers, package_version
-from .capabilities import match
-from .catalog import get_catalog
+from . import package_version
+from .catalog import answers
+from .catalog.lookup import match
+from .catalog.model import get_catalog
+from .common.text import closest
 from .errors import EngineError
-from .text import closest
 
 
 def export_catalog() -> dict:
@@ -212,8 +213,8 @@ def _run(args) -> int:
         )
         return 0
     if args.command == "gaps":
-        from .gaplog import GapLog
-        from .gapreport import format_report, gap_report
+        from .gaps.log import GapLog
+        from .gaps.report import format_report, gap_report
 
         report = gap_report(GapLog(), since_days=args.since, agent=args.agent, top=args.top)
         _write([json.dumps(report, ensure_ascii=False, indent=1)] if as_json else [format_report(report)])

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"agent-capabilities-mcp: cannot start: {exc}\n")
         return 1
 
-    from engine.gaplog import GapLog
+    from engine.gaps.log import GapLog
 
     from .server import build_server
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.text import closest
+from engine.common.text import closest
 
 _JSON_TYPES = {
     "string": str,

@@ -1,4 +1,4 @@
-"""The MCP server: read-only catalog tools wired to ``engine.answers``.
+"""The MCP server: read-only catalog tools wired to ``engine.catalog.answers``.
 
 No matching or data logic lives here; this module only declares the tools,
 checks their arguments, turns engine errors into tool errors the model can
@@ -17,9 +17,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from engine import answers, capability_index, gapreport, gaps, get_catalog, package_version
+from engine import answers, capability_index, gaps, get_catalog, package_version
 from engine.errors import EngineError
-from engine.gaplog import GapLog
+from engine.gaps import report as gapreport
+from engine.gaps.log import GapLog
 
 from .arguments import check_arguments
 

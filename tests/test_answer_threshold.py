@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from build_scripts import fit_confidence
-from engine.capabilities import JUDGE_FILE
-from engine.gaps import MIN_CONFIDENCE
-from engine.judge import load_judge
-from engine.paths import vectors_dir
+from engine.catalog.lookup import JUDGE_FILE
+from engine.common.paths import vectors_dir
+from engine.gaps.requests import MIN_CONFIDENCE
+from engine.matching.judge import load_judge
 
 
 def test_the_threshold_pick_never_answers_below_even_odds():

@@ -1,4 +1,4 @@
-"""``engine.answers`` called directly: the data shaping behind the MCP tools, with no protocol between."""
+"""``engine.catalog.answers`` called directly: the data shaping behind the MCP tools, no protocol between."""
 
 from __future__ import annotations
 

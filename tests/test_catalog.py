@@ -5,8 +5,8 @@ import jsonschema
 import pytest
 
 import engine
-import engine.answers
-from engine.catalog import DATA_DIR, load_catalog
+import engine.catalog.answers
+from engine.catalog.model import DATA_DIR, load_catalog
 from engine.errors import CatalogError, UnknownAgentError, UnknownCategoryError
 
 CATALOG = engine.get_catalog()
@@ -207,5 +207,5 @@ def test_a_name_shared_by_two_agents_is_ambiguous_and_the_error_names_both():
 
 def test_an_empty_agent_error_asks_for_an_agent_not_a_capability():
     with pytest.raises(engine.InvalidQueryError) as err:
-        engine.answers.lookup("  ", "mcp")
+        engine.catalog.answers.lookup("  ", "mcp")
     assert "agent" in str(err.value) and "capability name" not in str(err.value)

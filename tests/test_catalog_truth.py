@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from engine import checks
+from engine.catalog import checks
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "engine" / "data"

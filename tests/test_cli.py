@@ -90,7 +90,7 @@ def test_version_is_the_package_version(capsys):
 def test_gaps_report_reads_the_local_log(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("AGENT_CAPABILITIES_DB", str(tmp_path / "g.db"))
     from engine import gaps
-    from engine.gaplog import GapLog
+    from engine.gaps.log import GapLog
 
     gaps.request_capability(GapLog(), "export the chat transcript as a PDF", "claude")
     assert main(["gaps", "--json"]) == 0

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from build_scripts import evaluate, fit_confidence
-from engine.capabilities import strip_agents
+from engine.catalog.lookup import strip_agents
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROLES = {"own", "training", "calibration", "selection", "held-out"}

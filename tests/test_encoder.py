@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine import Encoder, EncoderUnavailableError, Index
-from engine.capabilities import capability_index
+from engine.catalog.lookup import capability_index
 
 from .conftest import ROOT
 
@@ -164,7 +164,7 @@ def test_importing_the_engine_does_not_load_the_encoder():
 
 
 def test_the_weights_hash_is_remembered_until_the_file_changes(vectors_copy, monkeypatch, tmp_path):
-    import engine.encoder as encoder_module
+    import engine.matching.encoder as encoder_module
 
     monkeypatch.setenv("AGENT_CAPABILITIES_CACHE", str(tmp_path / "cache"))
     hashed = []

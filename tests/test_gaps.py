@@ -14,9 +14,9 @@ import pytest
 from build_scripts import calibrate_gap_grouping, seed_gaps_demo
 from engine import answers, gaps
 from engine.errors import GapLogError, InvalidQueryError, RateLimitError, UnknownAgentError
-from engine.gaplog import SCHEMA_VERSION, GapLog
-from engine.gapreport import GROUP_THRESHOLD, format_report, gap_report, group_phrasings
-from engine.index import default_encoder
+from engine.gaps.log import SCHEMA_VERSION, GapLog
+from engine.gaps.report import GROUP_THRESHOLD, format_report, gap_report, group_phrasings
+from engine.matching.index import default_encoder
 
 ROOT = Path(__file__).resolve().parent.parent
 HAVE_WEB_SEARCH = ["claude-code", "copilot-cli", "gemini-cli"]
@@ -99,7 +99,7 @@ def test_classify_without_agent_lists_the_agents_that_have_it():
 
 
 def test_classify_without_agent_is_unavailable_when_no_agent_has_it(monkeypatch):
-    monkeypatch.setattr(gaps, "agents_with", lambda name: [])
+    monkeypatch.setattr(gaps.requests, "agents_with", lambda name: [])
     answer = gaps.classify("code completion")
     assert (answer["state"], answer["next_action"]) == ("unavailable", "use_alternative")
     assert set(answer["alternatives"]) == {"claude-code", "copilot-cli", "gemini-cli"}
@@ -321,7 +321,7 @@ def test_newer_schema_turns_recording_off(db, caplog):
 
 WRITER = """
 import sys
-from engine.gaplog import GapLog
+from engine.gaps.log import GapLog
 log = GapLog(sys.argv[1], enabled=True, rate_limit=None)
 for i in range(int(sys.argv[3])):
     if not log.record_request(f"{sys.argv[2]} need {i}").recorded:
@@ -368,7 +368,7 @@ def test_two_processes_writing_at_once_both_land(db):
 
 ACKER = """
 import sys
-from engine.gaplog import GapLog
+from engine.gaps.log import GapLog
 log = GapLog(sys.argv[1], enabled=True, rate_limit=None)
 i = 0
 while True:
@@ -518,7 +518,7 @@ def test_report_filters_by_days_and_agent(gap_log, clock):
 
 
 def test_report_reads_a_bounded_number_of_rows(gap_log, monkeypatch):
-    monkeypatch.setattr("engine.gapreport.MAX_ROWS_READ", 3)
+    monkeypatch.setattr("engine.gaps.report.MAX_ROWS_READ", 3)
     for i in range(5):
         gap_log.record_miss(f"miss {i}", tool="lookup_capability")
     report = gap_report(gap_log)
@@ -527,7 +527,7 @@ def test_report_reads_a_bounded_number_of_rows(gap_log, monkeypatch):
 
 
 def test_report_embeds_only_the_most_weighted_phrasings(gap_log, monkeypatch):
-    monkeypatch.setattr("engine.gapreport.MAX_GROUPED", 2)
+    monkeypatch.setattr("engine.gaps.report.MAX_GROUPED", 2)
     embedded = []
 
     class Spy:

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from engine import Index
-from engine.capabilities import JUDGE_FILE
-from engine.catalog import get_catalog
-from engine.head import Head, fit_softmax, head_from_dict
-from engine.judge import judge_from_dict, load_judge
-from engine.paths import vectors_dir
+from engine.catalog.lookup import JUDGE_FILE
+from engine.catalog.model import get_catalog
+from engine.common.paths import vectors_dir
+from engine.matching.head import Head, fit_softmax, head_from_dict
+from engine.matching.judge import judge_from_dict, load_judge
 from tests.test_pipeline import RECORDS, neutral_judge
 
 

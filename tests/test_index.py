@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from engine import Encoder, Index, InvalidQueryError, Record
-from engine.index import record_entries
-from engine.store import dump_store, load_store
+from engine.matching.index import record_entries
+from engine.matching.store import dump_store, load_store
 
 from .conftest import ROOT
 
@@ -132,7 +132,7 @@ def test_store_files_are_deterministic(tmp_path):
 
 
 def test_the_committed_store_matches_the_catalog():
-    from engine.capabilities import capability_index
+    from engine.catalog.lookup import capability_index
 
     index = capability_index()
     store = load_store(ROOT / "vectors" / "capability-vectors.json")

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine import Index, InvalidQueryError, Match
-from engine.capabilities import names_only_agents
+from engine.catalog.lookup import names_only_agents
 
 
 @pytest.mark.parametrize(
@@ -92,7 +92,7 @@ REAL_WORDS_NEAR_CATALOG_WORDS = [
 
 @pytest.mark.parametrize("word", REAL_WORDS_NEAR_CATALOG_WORDS)
 def test_real_words_are_not_spell_corrected_into_catalog_words(word):
-    index = engine.capabilities.capability_index()
+    index = engine.catalog.lookup.capability_index()
     corrected, _ = index._query_terms(f"help with {word} please", set())  # noqa: SLF001
     assert corrected.split()[2] == word
 

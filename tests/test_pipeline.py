@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import Index
-from engine.judge import FEATURES, Judge
+from engine.matching.judge import FEATURES, Judge
 
 RECORDS = [
     {"id": "read", "name": "read_file", "description": "Read the contents of a file from disk"},

@@ -16,12 +16,12 @@ import pytest
 
 import engine
 from engine import CatalogError, EngineError, Index, InvalidQueryError, answers
-from engine import lexical as lexical_module
-from engine.capabilities import capability_records
-from engine.catalog import load_catalog
-from engine.index import Record
-from engine.lexical import CACHE_SIZE, MAX_VARIANTS, LexicalIndex
-from engine.store import load_store
+from engine.catalog.lookup import capability_records
+from engine.catalog.model import load_catalog
+from engine.matching import lexical as lexical_module
+from engine.matching.index import Record
+from engine.matching.lexical import CACHE_SIZE, MAX_VARIANTS, LexicalIndex
+from engine.matching.store import load_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -203,7 +203,7 @@ def test_a_deleted_agent_file_is_reported(data_copy):
 def test_the_cli_reports_broken_data_in_one_line(data_copy):
     write(data_copy / "aliases.json", [])
     script = (
-        "import sys, engine.catalog as c; c.DATA_DIR = c.Path(sys.argv[1]); "
+        "import sys, engine.catalog.model as c; c.DATA_DIR = c.Path(sys.argv[1]); "
         "from engine.cli import main; raise SystemExit(main(['match', 'mcp']))"
     )
     proc = subprocess.run(

@@ -235,7 +235,7 @@ def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path)
     del caps["capabilities"][0]["summary"]
     (data_copy / "capabilities.json").write_text(json.dumps(caps))
     script = (
-        "import sys, engine.catalog as c; c.DATA_DIR = c.Path(sys.argv[1]); "
+        "import sys, engine.catalog.model as c; c.DATA_DIR = c.Path(sys.argv[1]); "
         "import server; raise SystemExit(server.main([]))"
     )
     proc = subprocess.run(

@@ -13,9 +13,9 @@ import pytest
 from mcp import Client
 
 import engine
-import engine.answers
-from engine.results import Candidate, Match
-from engine.text import MAX_QUERY_CHARS
+import engine.catalog.answers
+from engine.common.text import MAX_QUERY_CHARS
+from engine.matching.results import Candidate, Match
 from server.server import build_server
 
 pytestmark = pytest.mark.anyio
@@ -117,7 +117,7 @@ async def test_agent_parameter_descriptions_list_all_agent_ids(client):
 
 
 async def test_tool_descriptions_follow_the_catalog_not_a_fixed_list(five_agent_data, monkeypatch):
-    five = engine.catalog.load_catalog(five_agent_data)
+    five = engine.catalog.model.load_catalog(five_agent_data)
     monkeypatch.setattr("server.server.get_catalog", lambda: five)
     async with Client(build_server()) as connected:
         tools = {t.name: t for t in (await connected.list_tools()).tools}
@@ -208,7 +208,7 @@ def ambiguous_match(monkeypatch):
         ]
         return Match(query, "MCP Support", "mcp-support", 0.61, "semantic", candidates, ambiguous=True)
 
-    monkeypatch.setattr(engine.answers, "match", fake_match)
+    monkeypatch.setattr(engine.catalog.answers, "match", fake_match)
 
 
 async def test_ambiguous_lookup_lists_runner_up_with_confidence(client, ambiguous_match):

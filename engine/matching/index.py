@@ -20,14 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..common.text import clean_text, content_tokens, light, query_segments, squash, tokens, validate_query
+from ..errors import InvalidQueryError
 from .encoder import Encoder, EncoderUnavailableError
-from .errors import InvalidQueryError
 from .judge import Judge, logit
 from .lexical import LexicalIndex, stem
 from .results import Candidate, Match
 from .scoring import Embedded, Record, Tuning, humanize, record_entries
 from .store import Entry, VectorStore, load_store
-from .text import clean_text, content_tokens, light, query_segments, squash, tokens, validate_query
 
 log = logging.getLogger("engine")
 
@@ -163,7 +163,7 @@ class Index:
         is not an error: what it lacks is embedded on first use, with one warning.
         ``out_of_scope`` lists topics the records do not cover ("pricing and
         plans"); a query closer to one of them than to any record gets no match.
-        ``judge`` is a fitted confidence model (``engine.judge``); without one a
+        ``judge`` is a fitted confidence model (``engine.matching.judge``); without one a
         score threshold decides and confidences are a logistic of the score.
         """
         problem = None
@@ -477,7 +477,7 @@ def coherent(judged: np.ndarray, head: np.ndarray | None, shown: list[int]) -> n
 
 
 def ranking_features(ranking: dict, i: int) -> list[float]:
-    """The judge's features (``engine.judge.FEATURES``) for record ``i`` as the answer of a ranking."""
+    """The judge's features (``judge.FEATURES``) for record ``i`` as the answer of a ranking."""
     fused, order = ranking["fused"], ranking["order"]
     top = float(fused[order[0]])
     second = float(fused[order[1]]) if len(order) > 1 else -1.0

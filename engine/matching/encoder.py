@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import EngineError
-from .paths import vectors_dir
-from .text import clean_text
+from ..common.paths import vectors_dir
+from ..common.text import clean_text
+from ..errors import EngineError
 
 
 class EncoderUnavailableError(EngineError):

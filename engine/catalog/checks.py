@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from .catalog import DATA_DIR
+from .model import DATA_DIR
 
 STALE_DAYS = 90
 # Query parameters that only say where a link was copied from.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .errors import InvalidQueryError
+from ..errors import InvalidQueryError
 
 MAX_QUERY_CHARS = 1000
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .capabilities import match
-from .catalog import Catalog, get_catalog
-from .errors import InvalidQueryError
-from .results import Match
-from .text import validate_query
+from ..common.text import validate_query
+from ..errors import InvalidQueryError
+from ..matching.results import Match
+from .lookup import match
+from .model import Catalog, get_catalog
 
 MAX_AGENTS = 10
 _RECORD_FIELDS = ("name", "category", "available", "tier", "maturityLevel", "description", "terminology")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from .errors import GapLogError, InvalidQueryError, RateLimitError
+from ..errors import GapLogError, InvalidQueryError, RateLimitError
 
 log = logging.getLogger("engine")
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from ..common.text import closest, fold, light, squash
+from ..errors import CatalogError, UnknownAgentError, UnknownCategoryError
 from . import schema as schema_check
-from .errors import CatalogError, UnknownAgentError, UnknownCategoryError
-from .text import closest, fold, light, squash
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ vocabulary. A softmax classifier over the query embedding, trained on the
 catalog's texts and on blind-written questions, learns which directions of
 the embedding separate neighbours. Its log-probability is added to the fused
 score at a small weight, so it reorders close calls but cannot invent a match:
-the confidence model (``engine.judge``) still decides whether to answer.
+the confidence model (``engine.matching.judge``) still decides whether to answer.
 
 It also has a background class, "none of these", learned from off-topic text,
 word traps and questions about things the catalog does not hold. Mass that

@@ -7,12 +7,12 @@ import re
 import threading
 from functools import cache
 
-from .catalog import Catalog, get_catalog
-from .index import Index, Record
-from .judge import load_judge
-from .paths import vectors_dir
-from .results import Match
-from .text import content_tokens, validate_query
+from ..common.paths import vectors_dir
+from ..common.text import content_tokens, validate_query
+from ..matching.index import Index, Record
+from ..matching.judge import load_judge
+from ..matching.results import Match
+from .model import Catalog, get_catalog
 
 VECTOR_FILE = "capability-vectors.json"
 JUDGE_FILE = "confidence-model.json"

@@ -2,19 +2,19 @@
 
 ``classify`` decides, with the matcher, whether a need is available, known
 but missing for an agent, or not in the catalog at all. ``request_capability``
-and ``record_miss`` write to a ``GapLog``; ``engine.gapreport`` reads it back.
+and ``record_miss`` write to a ``GapLog``; ``engine.gaps.report`` reads it back.
 """
 
 from __future__ import annotations
 
 import logging
 
-from .answers import available_in, match_info
-from .capabilities import match
-from .catalog import get_catalog
-from .gaplog import GapLog, RecordStatus, clean_capability, clean_context
-from .results import Match
-from .text import validate_query
+from ..catalog.answers import available_in, match_info
+from ..catalog.lookup import match
+from ..catalog.model import get_catalog
+from ..common.text import validate_query
+from ..matching.results import Match
+from .log import GapLog, RecordStatus, clean_capability, clean_context
 
 log = logging.getLogger("engine")
 

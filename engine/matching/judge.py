@@ -4,7 +4,7 @@
 model maps a few features of a ranking (the winner's fused score, its lead
 over the runner-up, how much the query is about coding-agent features at all,
 how close it sits to an out-of-scope topic, how much of its wording the
-winner covers, and how far the learned head (``engine.head``) prefers it over
+winner covers, and how far the learned head (``engine.matching.head``) prefers it over
 any other record or "none of these") to that probability. The domain term is itself a linear probe
 on the query embedding, trained on in-domain questions against diverse
 out-of-domain text, including everyday uses of words such as "hooks" or

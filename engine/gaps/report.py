@@ -15,14 +15,14 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from .capabilities import match
-from .catalog import get_catalog
-from .encoder import Encoder, EncoderUnavailableError
-from .errors import EngineError, InvalidQueryError
-from .gaplog import GapLog, strip_controls
-from .gaps import agents_with, is_miss
-from .index import default_encoder
-from .text import validate_query
+from ..catalog.lookup import match
+from ..catalog.model import get_catalog
+from ..common.text import validate_query
+from ..errors import EngineError, InvalidQueryError
+from ..matching.encoder import Encoder, EncoderUnavailableError
+from ..matching.index import default_encoder
+from .log import GapLog, strip_controls
+from .requests import agents_with, is_miss
 
 log = logging.getLogger("engine")
 

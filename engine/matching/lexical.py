@@ -11,7 +11,7 @@ import math
 import threading
 from collections import Counter, OrderedDict
 
-from .text import edit_distance
+from ..common.text import edit_distance
 
 # A word longer than this is not a typo of anything: nobody misspells a 30-letter
 # token, and the deletion variants of long words grow as len**2, so bounding it
