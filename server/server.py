@@ -74,7 +74,7 @@ def _warm_engine() -> None:
 async def _warm(_: MCPServer) -> AsyncIterator[None]:
     """Load the catalog now and the encoder in the background, so the handshake stays fast.
 
-    Measured (build_scripts/bench_server.py): loading the encoder before the
+    Measured (build_scripts/measure/bench_server.py): loading the encoder before the
     handshake, or in a thread racing the SDK's own imports, delayed
     `initialize` by ~0.2 s; loading it here overlaps the client's handshake.
     """

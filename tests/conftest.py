@@ -41,7 +41,7 @@ def parity_texts() -> list[str]:
 
 @pytest.fixture(scope="session")
 def eval_queries() -> list[dict]:
-    return json.loads((FIXTURES / "eval_queries.json").read_text())["queries"]
+    return json.loads((ROOT / "queries" / "own" / "own.json").read_text())["queries"]
 
 
 @pytest.fixture

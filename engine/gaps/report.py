@@ -29,8 +29,8 @@ log = logging.getLogger("engine")
 GROUP_THRESHOLD = 0.325
 """Average-link cosine at or above which two groups of phrasings are one need.
 
-Measured with ``build_scripts/calibrate_gap_grouping.py`` on the labelled
-phrasings in ``tests/fixtures/gap_phrasings.json`` (shipped int8 MiniLM),
+Measured with ``build_scripts/build/calibrate_gap_grouping.py`` on the labelled
+phrasings in ``queries/gap-grouping/phrasings.json`` (shipped int8 MiniLM),
 sweeping 0.200-0.600 in steps of 0.025 and scoring pairs of phrasings:
 
 - tune pool (21 needs, 67 phrasings, plus 21 look-alike phrasings that must

@@ -159,7 +159,7 @@ class Index:
         """Index any records; embeds them with the runtime encoder unless ``vectors`` has them.
 
         ``vectors`` is a ``VectorStore`` or the path of one written by
-        ``build_scripts/build_vectors.py``. A missing, unreadable or stale store
+        ``build_scripts/build/build_vectors.py``. A missing, unreadable or stale store
         is not an error: what it lacks is embedded on first use, with one warning.
         ``out_of_scope`` lists topics the records do not cover ("pricing and
         plans"); a query closer to one of them than to any record gets no match.
@@ -227,7 +227,7 @@ class Index:
                     log.warning(
                         "vector store is stale (%d of %d texts changed); embedding them with the ONNX "
                         "encoder. "
-                        "Rebuild it with: python build_scripts/build_vectors.py",
+                        "Rebuild it with: python build_scripts/build/build_vectors.py",
                         len(todo),
                         len(rows),
                     )
@@ -256,7 +256,7 @@ class Index:
         if agreement < 0.95:
             log.warning(
                 "vector store does not match the encoder (cosine %.2f on a spot check); re-embedding the "
-                "catalog. Rebuild it with: python build_scripts/build_vectors.py",
+                "catalog. Rebuild it with: python build_scripts/build/build_vectors.py",
                 agreement,
             )
             self._store = None
@@ -312,7 +312,7 @@ class Index:
                 if len(set(rows) & set(self._position)) > len(self.records) // 2:
                     log.warning(
                         "the confidence model's head was fitted for other records; matching without it. "
-                        "Refit it with: python build_scripts/fit_confidence.py"
+                        "Refit it with: python build_scripts/build/fit_confidence.py"
                     )
             self._head_for = judge
         return (head, self._head_rows) if self._head_rows is not None else None

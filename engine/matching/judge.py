@@ -8,7 +8,7 @@ winner covers, and how far the learned head (``engine.matching.head``) prefers i
 any other record or "none of these") to that probability. The domain term is itself a linear probe
 on the query embedding, trained on in-domain questions against diverse
 out-of-domain text, including everyday uses of words such as "hooks" or
-"resume". ``build_scripts/fit_confidence.py`` fits both on data that was never
+"resume". ``build_scripts/build/fit_confidence.py`` fits both on data that was never
 used to tune the scores, and writes ``vectors/confidence-model.json``.
 """
 

@@ -32,7 +32,7 @@ class Record:
 
 @dataclass(frozen=True)
 class Tuning:
-    """Scoring constants; defaults measured with ``build_scripts/evaluate.py``."""
+    """Scoring constants; defaults measured with ``build_scripts/measure/evaluate.py``."""
 
     lexical_weight: float = 0.15  # fused = semantic score + weight * lexical coverage
     name_weight: float = 0.5  # weight of the bare name in the description blend

@@ -1,0 +1,1 @@
+"""Offline build steps: encoder export, vector store, docs index, confidence fit, catalog checks."""

@@ -1,0 +1,129 @@
+r"""Write ``engine/data/docs/<agent-id>.json``: the pages an agent's official docs site has at a snapshot.
+
+The tests check every start URL, official source URL and ``docsUrl`` against
+this list, so a moved page fails a test instead of reaching a user. The list
+holds URLs only, never page text.
+
+Each site has a small module in ``build_scripts/build/docs_sites/<agent-id>.py``
+with ``SITE`` (base URL), ``REPO`` (owner/name) and
+``pages(list_files, read) -> list[str]``, which turns the repository's file
+paths (and, where the site has one, its table of contents) into full URLs.
+
+The docs repositories are read from a local copy, never from the network:
+
+    python build_scripts/build/build_docs_index.py --agent gemini-cli --git-dir /path/to/gemini-cli.git
+    python build_scripts/build/build_docs_index.py --agent vscode-copilot --dir ./vscode-docs \\
+        --commit <sha> --date 2026-11-26
+
+``--git-dir`` reads the tree at ``--rev`` (default HEAD) and records its commit
+and date; ``--dir`` reads a plain folder (a partial checkout or the files a
+maintainer saved) and needs ``--commit`` and ``--date``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SITES = Path(__file__).resolve().parent / "docs_sites"
+OUT = ROOT / "engine" / "data" / "docs"
+
+
+def load_site(agent_id: str):
+    """The site module for an agent, or SystemExit naming the modules that exist."""
+    path = SITES / f"{agent_id}.py"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in SITES.glob("*.py") if not p.stem.startswith("_")))
+        raise SystemExit(f"no site module {path}; known agents: {known}")
+    spec = importlib.util.spec_from_file_location(f"docs_site_{agent_id.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def git_reader(git_dir: Path, rev: str) -> tuple[Callable[[], list[str]], Callable[[str], str], str, str]:
+    """File lister and reader over a bare or normal git directory, plus the commit and its date."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True, text=True
+        ).stdout
+
+    commit = git("rev-parse", rev).strip()
+    date = git("log", "-1", "--format=%cs", commit).strip()
+
+    def list_files() -> list[str]:
+        return git("ls-tree", "-r", "--name-only", commit).splitlines()
+
+    def read(path: str) -> str:
+        return git("show", f"{commit}:{path}")
+
+    return list_files, read, commit, date
+
+
+def dir_reader(root: Path) -> tuple[Callable[[], list[str]], Callable[[str], str]]:
+    """File lister and reader over a plain folder."""
+
+    def list_files() -> list[str]:
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+    def read(path: str) -> str:
+        return (root / path).read_text(encoding="utf-8")
+
+    return list_files, read
+
+
+def build(agent_id: str, list_files, read, commit: str, date: str) -> dict:
+    """The index document for one agent."""
+    site = load_site(agent_id)
+    pages = sorted(set(site.pages(list_files, read)))
+    if not pages:
+        raise SystemExit(f"{agent_id}: the site module found no pages; check the source folder")
+    outside = [p for p in pages if not p.startswith(site.SITE)]
+    if outside:
+        raise SystemExit(f"{agent_id}: pages outside {site.SITE}: {outside[:3]}")
+    return {
+        "site": site.SITE,
+        "snapshot": {"repo": site.REPO, "commit": commit, "date": date},
+        "pages": pages,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", required=True, help="agent id, e.g. gemini-cli")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--git-dir", type=Path, help="a git directory of the docs repository")
+    source.add_argument("--dir", type=Path, help="a plain folder with the docs repository's files")
+    parser.add_argument("--rev", default="HEAD", help="revision to read with --git-dir (default HEAD)")
+    parser.add_argument("--commit", help="the snapshot's commit (needed with --dir)")
+    parser.add_argument("--date", help="the snapshot's date, YYYY-MM-DD (needed with --dir)")
+    parser.add_argument("--out", type=Path, help="output file (default engine/data/docs/<agent>.json)")
+    args = parser.parse_args(argv)
+
+    if args.git_dir:
+        list_files, read, commit, date = git_reader(args.git_dir, args.rev)
+    else:
+        if not (args.commit and args.date):
+            parser.error("--dir needs --commit and --date to record the snapshot")
+        list_files, read = dir_reader(args.dir)
+        commit, date = args.commit, args.date
+    doc = build(args.agent, list_files, read, commit, date)
+    out = args.out or OUT / f"{args.agent}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(
+        f"{out}: {len(doc['pages'])} pages at {doc['snapshot']['repo']}@{commit[:7]} ({date})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""Data-freshness and truth report for the catalog: ``python build_scripts/build/check_catalog.py``.
+
+Lists records whose sources were verified more than 90 days ago, URLs missing
+from the docs page index (``engine/data/docs/``), URLs with tracking strings,
+pre-release maturity on a generally available product, available records
+without sources, and aliases that send an agent's own term for a capability
+to a different one. Exits 1 when it finds anything, so it can gate a release.
+
+``--agent ID`` checks one agent file on its own, including the schema and the
+canonical capability list, which is handy while editing that file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from engine.catalog import checks, schema  # noqa: E402
+
+DATA = ROOT / "engine" / "data"
+
+
+def schema_problems(agent: dict) -> list[str]:
+    """The agent file against schema.json and the canonical capability list."""
+    problems = [
+        f"{agent.get('id')} schema: {p}" for p in schema.validate(agent, DATA / "schema.json", limit=200)
+    ]
+    canon = {
+        c["name"]: c["category"] for c in json.loads((DATA / "capabilities.json").read_text())["capabilities"]
+    }
+    names = [rec.get("name") for rec in agent.get("capabilities", [])]
+    problems += [f"{agent.get('id')}: no record for '{n}'" for n in canon if n not in names]
+    problems += [f"{agent.get('id')}: '{n}' is not a canonical capability" for n in names if n not in canon]
+    for rec in agent.get("capabilities", []):
+        if rec.get("name") in canon and rec.get("category") != canon[rec["name"]]:
+            problems.append(f"{agent.get('id')} {rec['name']}: category should be '{canon[rec['name']]}'")
+        if not rec.get("available") and not rec.get("alternative"):
+            problems.append(
+                f"{agent.get('id')} {rec.get('name')}: unavailable without an alternative "
+                "(add one if any exists)"
+            )
+    return problems
+
+
+def report(
+    agent_ids: list[str] | None, today: dt.date, days: int, strict_schema: bool
+) -> dict[str, list[str]]:
+    indexes = checks.load_docs_indexes(DATA)
+    sections: dict[str, list[str]] = {
+        "stale sources": [],
+        "URLs not in the page index or with tracking strings": [],
+        "inconsistent maturity": [],
+        "records without sources": [],
+        "agents without a docs index": [],
+        "aliases that contradict a record's terminology": [],
+    }
+    if strict_schema:
+        sections["schema and canonical list"] = []
+    checked = []
+    for path in sorted((DATA / "agents").glob("*.json")):
+        agent = json.loads(path.read_text(encoding="utf-8"))
+        if agent_ids and agent["id"] not in agent_ids:
+            continue
+        checked.append(agent)
+        if strict_schema:
+            sections["schema and canonical list"] += schema_problems(agent)
+        sections["stale sources"] += checks.stale_sources(agent, today, days)
+        sections["URLs not in the page index or with tracking strings"] += checks.url_problems(agent, indexes)
+        sections["inconsistent maturity"] += checks.maturity_problems(agent)
+        sections["records without sources"] += checks.source_problems(agent)
+        if agent["id"] not in indexes:
+            sections["agents without a docs index"].append(
+                f"{agent['id']}: no engine/data/docs/{agent['id']}.json"
+            )
+    aliases = json.loads((DATA / "aliases.json").read_text(encoding="utf-8"))["aliases"]
+    sections["aliases that contradict a record's terminology"] = checks.alias_conflicts(aliases, checked)
+    return sections
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--agent", action="append", help="check only this agent (repeatable); adds schema checks"
+    )
+    parser.add_argument(
+        "--days", type=int, default=checks.STALE_DAYS, help="staleness limit in days (default 90)"
+    )
+    parser.add_argument("--today", type=dt.date.fromisoformat, default=dt.date.today(), help="reference date")
+    args = parser.parse_args(argv)
+    sections = report(args.agent, args.today, args.days, strict_schema=bool(args.agent))
+    total = 0
+    for title, problems in sections.items():
+        print(f"## {title}: {len(problems)}")
+        for problem in problems:
+            print(f"- {problem}")
+        total += len(problems)
+    print(f"\n{total} problem(s)")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,83 @@
+"""The labelled query sets in ``queries/``, read through their manifest so every reader agrees on roles.
+
+``queries/manifest.json`` says, for each set, who wrote it, when, how many
+items it holds, its role and what reads it. The fitting step asks for sets by
+role and ``read`` refuses a set whose file disagrees with the manifest, so a
+held-out set cannot be fitted on by renaming or mislabelling it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = ROOT / "queries"
+MANIFEST = QUERIES / "manifest.json"
+# Roles whose sets may be fitted on; everything else is only ever reported.
+FIT_ROLES = frozenset({"own", "training", "calibration", "probe", "gap-grouping"})
+LABELLED_ROLES = ("own", "training", "calibration", "selection", "held-out")
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    name: str
+    file: str
+    role: str
+    writer: str
+    written: str
+    size: int
+    usedFor: str  # noqa: N815 - the manifest's key
+
+    @property
+    def path(self) -> Path:
+        return QUERIES / self.file
+
+
+@cache
+def manifest() -> tuple[QuerySet, ...]:
+    doc = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    fields = QuerySet.__dataclass_fields__
+    return tuple(QuerySet(**{k: v for k, v in entry.items() if k in fields}) for entry in doc["sets"])
+
+
+def by_role(*roles: str) -> tuple[QuerySet, ...]:
+    """The sets with one of these roles, in manifest order."""
+    return tuple(s for s in manifest() if s.role in roles)
+
+
+def get(name: str) -> QuerySet:
+    for s in manifest():
+        if s.name == name:
+            return s
+    raise KeyError(
+        f"no query set named {name!r} in {MANIFEST}; known: {', '.join(s.name for s in manifest())}"
+    )
+
+
+@cache
+def read(name: str) -> dict:
+    """A labelled set's document, after checking that the file's own role agrees with the manifest."""
+    entry = get(name)
+    doc = json.loads(entry.path.read_text(encoding="utf-8"))
+    if doc.get("role", entry.role) != entry.role:
+        raise ValueError(
+            f"{entry.path}: the file says role {doc['role']!r}, the manifest says {entry.role!r}"
+        )
+    return doc
+
+
+def queries(name: str) -> list[dict]:
+    return read(name)["queries"]
+
+
+def read_for_fit(name: str) -> dict:
+    """A set a fitting step may learn from; anything held out or kept for selection raises."""
+    entry = get(name)
+    if entry.role not in FIT_ROLES:
+        raise PermissionError(
+            f"{name} is a {entry.role} set: fitting steps may read only {sorted(FIT_ROLES)}"
+        )
+    return read(name)

@@ -1,0 +1,162 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import engine
+from engine.cli import main
+from tests.conftest import ROOT
+
+
+def test_match_prints_the_capability_and_how_it_was_found(capsys):
+    assert main(["match", "autocomplete"]) == 0
+    expected = engine.match("autocomplete")
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"{expected.name}  ({expected.method}, confidence {expected.confidence:.2f})"
+
+
+def test_unquoted_queries_work_and_k_sets_the_lines_shown(capsys):
+    assert main(["match", "-k", "4", "let", "it", "think", "longer", "before", "answering"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(engine.match("let it think longer before answering").name)
+    assert len(lines) == 4
+
+
+def test_lookup_is_a_short_answer_for_a_person(capsys):
+    assert main(["lookup", "claude", "mcp"]) == 0
+    out = capsys.readouterr().out
+    record = engine.get_catalog().agents["claude-code"].records["MCP Support"]
+    assert out.startswith("Claude Code: MCP Support — available")
+    assert record["implementationNotes"]["startUrl"] in out
+    assert len(out.splitlines()) < 10
+
+
+def test_an_unavailable_record_names_the_agents_that_have_it(capsys):
+    catalog = engine.get_catalog()
+    name, agent_id = next(
+        (c.name, a.id)
+        for c in catalog.capabilities
+        for a in catalog.agents.values()
+        if not a.records[c.name]["available"]
+    )
+    assert main(["lookup", agent_id, name]) == 0
+    out = capsys.readouterr().out
+    assert "not available" in out
+    have = [a.id for a in catalog.agents.values() if a.records[name]["available"]]
+    if have:
+        assert f"Available in: {', '.join(have)}" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["compare", "voice", "input"], "Voice Input:"),
+        (["list", "--category", "security"], "Sandboxing"),
+        (["sources", "--agent", "gemini", "checkpoints"], "https://"),
+    ],
+)
+def test_every_answer_is_available_on_the_command_line(capsys, argv, needle):
+    assert main(argv) == 0
+    assert needle in capsys.readouterr().out
+    assert main([*argv, "--json"]) == 0
+    json.loads(capsys.readouterr().out)
+
+
+def test_the_cli_no_match_note_names_the_cli_command(capsys):
+    assert main(["lookup", "claude", "order", "a", "pizza"]) == 0
+    out = capsys.readouterr().out
+    assert "agent-capabilities list --agent claude-code" in out and "list_capabilities" not in out
+
+
+def test_a_mistyped_command_gets_a_did_you_mean(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["matc", "x"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Did you mean 'match'?" in err and len(err.strip().splitlines()) == 1
+
+
+def test_version_is_the_package_version(capsys):
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    from engine.cli import package_version
+
+    assert capsys.readouterr().out.strip() == f"agent-capabilities {package_version()}"
+
+
+def test_gaps_report_reads_the_local_log(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_CAPABILITIES_DB", str(tmp_path / "g.db"))
+    from engine import gaps
+    from engine.gaps.log import GapLog
+
+    gaps.request_capability(GapLog(), "export the chat transcript as a PDF", "claude")
+    assert main(["gaps", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["totals"]["requests"] == 1
+    assert report["gaps"][0]["representative"].startswith("export the chat")
+
+
+def test_match_json_prints_the_full_result(capsys):
+    assert main(["match", "does gemini cli support mcp?", "--json", "-k", "5"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["name"] == "MCP Support"
+    assert len(data["candidates"]) == 5
+
+
+def test_match_says_when_nothing_fits(capsys):
+    assert main(["match", "order a pizza"]) == 0
+    assert capsys.readouterr().out.startswith("no match (nearest: ")
+
+
+def test_a_bare_agent_name_is_not_a_capability(capsys):
+    assert main(["match", "copilot"]) == 0
+    assert capsys.readouterr().out.startswith("no match")
+
+
+def test_bad_query_is_one_line_on_stderr_and_exit_code_2(capsys):
+    assert main(["match", "   "]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("error: query is empty")
+
+
+def test_unknown_agent_in_lookup_lists_the_valid_ids(capsys):
+    assert main(["lookup", "cursor", "mcp"]) == 2
+    err = capsys.readouterr().err
+    assert "claude-code" in err and "vscode-copilot" in err
+
+
+def test_lookup_json_prints_the_record(capsys):
+    assert main(["lookup", "Claude Code", "hooks", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["agent"] == "claude-code"
+    assert data["capability"]["name"] == "Lifecycle Hooks"
+
+
+def test_export_is_the_whole_catalog(capsys):
+    assert main(["export"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    catalog = engine.get_catalog()
+    assert [a["id"] for a in data["agents"]] == catalog.agent_ids
+    for agent in data["agents"]:
+        assert {"id", "displayName", "vendor", "docsSnapshot", "capabilities"} <= set(agent)
+        assert len(agent["capabilities"]) == len(catalog.capabilities)
+
+
+@pytest.mark.parametrize("argv", [["-m", "engine", "match", "sandbox"], ["-m", "engine", "export"]])
+def test_python_dash_m_engine_runs(argv):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+
+
+def test_missing_command_shows_usage_and_fails():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "engine"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "name a command: match, lookup" in proc.stderr

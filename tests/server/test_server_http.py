@@ -1,0 +1,347 @@
+"""``python -m server --transport streamable-http``: tool calls, Origin checks, optional bearer token."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "secret"
+STARTUP_TIMEOUT = 15
+CALL_TIMEOUT = 60
+MCP_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "MCP-Protocol-Version": "2025-06-18",
+}
+LOOKUP_MCP = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "lookup_capability", "arguments": {"agent": "claude", "capability": "mcp"}},
+}
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(proc: subprocess.Popen, port: int, timeout: float = STARTUP_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited with code {proc.returncode} before listening on {port}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"server did not listen on port {port} within {timeout} s")
+
+
+def start_server(token: str | None = None, *args: str, log: Path | None = None) -> Iterator[str]:
+    """Run the HTTP server in a subprocess; yield its /mcp URL; always stop it."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_HTTP_TIMEOUT": "1"}
+    env.pop("AGENT_CAPABILITIES_TOKEN", None)
+    if token is not None:
+        env["AGENT_CAPABILITIES_TOKEN"] = token
+    command = [sys.executable, "-m", "server", "--transport", "streamable-http"]
+    stderr = log.open("w") if log else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [*command, "--host", "127.0.0.1", "--port", str(port), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    try:
+        wait_for_port(proc, port)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        if log:
+            stderr.close()
+
+
+@pytest.fixture(scope="module")
+def open_server() -> Iterator[str]:
+    yield from start_server()
+
+
+@pytest.fixture(scope="module")
+def token_server() -> Iterator[str]:
+    yield from start_server(token=TOKEN)
+
+
+def post(url: str, body: dict, **headers: str) -> httpx2.Response:
+    return httpx2.post(url, json=body, headers={**MCP_HEADERS, **headers}, timeout=CALL_TIMEOUT)
+
+
+def rpc_result(response: httpx2.Response) -> dict:
+    """The JSON-RPC message in a 200 response, whether sent as JSON or as one SSE event."""
+    assert response.status_code == 200, (response.status_code, response.text)
+    if response.headers["content-type"].startswith("application/json"):
+        message = response.json()
+    else:
+        lines = response.text.splitlines()
+        data = [line.removeprefix("data:").strip() for line in lines if line.startswith("data:")]
+        messages = [json.loads(d) for d in data if d]
+        assert len(messages) == 1, response.text
+        message = messages[0]
+    assert message["jsonrpc"] == "2.0"
+    return message["result"]
+
+
+def lookup_over_client(url: str) -> dict:
+    """Call lookup_capability(claude, mcp) through the SDK client; return the parsed answer."""
+
+    async def run() -> dict:
+        with anyio.fail_after(CALL_TIMEOUT):
+            async with Client(url) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                assert "lookup_capability" in names
+                result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
+                assert result.is_error is False, result.content
+                return json.loads(result.content[0].text)
+
+    return anyio.run(run)
+
+
+def assert_mcp_support_answer(data: dict) -> None:
+    assert data["agent"] == "claude-code"
+    assert data["capability"]["name"] == "MCP Support"
+    assert data["capability"]["available"] is True
+    assert data["match"]["method"] == "alias"
+
+
+# --- open server ---------------------------------------------------------------------------
+
+
+def test_sdk_client_calls_a_tool_over_streamable_http(open_server):
+    assert_mcp_support_answer(lookup_over_client(open_server))
+
+
+def test_raw_post_without_origin_is_served(open_server):
+    result = rpc_result(post(open_server, LOOKUP_MCP))
+    assert result["isError"] is False
+    assert_mcp_support_answer(json.loads(result["content"][0]["text"]))
+
+
+def test_request_from_a_foreign_origin_is_refused(open_server):
+    response = post(open_server, LOOKUP_MCP, Origin="http://evil.example")
+    assert response.status_code == 403
+    assert "Origin" in response.text
+    assert "MCP Support" not in response.text
+
+
+def test_request_from_the_servers_own_origin_is_served(open_server):
+    origin = open_server.removesuffix("/mcp")
+    result = rpc_result(post(open_server, LOOKUP_MCP, Origin=origin))
+    assert result["isError"] is False
+
+
+# --- token-protected server ----------------------------------------------------------------
+
+
+def test_request_without_token_is_unauthorized(token_server):
+    response = post(token_server, LOOKUP_MCP)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
+    body = response.json()
+    assert body["error"] == "invalid_token"
+    assert "Authorization: Bearer" in body["error_description"]
+    assert "MCP Support" not in response.text
+
+
+def test_request_with_wrong_token_is_unauthorized(token_server):
+    response = post(token_server, LOOKUP_MCP, Authorization="Bearer not-the-secret")
+    assert response.status_code == 401
+    assert "MCP Support" not in response.text
+
+
+def test_raw_post_with_the_token_is_served(token_server):
+    result = rpc_result(post(token_server, LOOKUP_MCP, Authorization=f"Bearer {TOKEN}"))
+    assert result["isError"] is False
+    assert_mcp_support_answer(json.loads(result["content"][0]["text"]))
+
+
+def test_sdk_client_with_the_token_calls_a_tool(token_server):
+    async def run() -> dict:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=CALL_TIMEOUT) as http:
+            with anyio.fail_after(CALL_TIMEOUT):
+                async with Client(streamable_http_client(token_server, http_client=http)) as client:
+                    arguments = {"agent": "claude", "capability": "mcp"}
+                    result = await client.call_tool("lookup_capability", arguments)
+                    assert result.is_error is False, result.content
+                    return json.loads(result.content[0].text)
+
+    assert_mcp_support_answer(anyio.run(run))
+
+
+def test_bearer_scheme_is_case_insensitive(token_server):
+    result = rpc_result(post(token_server, LOOKUP_MCP, Authorization=f"bearer {TOKEN}"))
+    assert result["isError"] is False
+
+
+def test_oauth_discovery_paths_answer_404_even_with_a_token(token_server):
+    base = token_server.removesuffix("/mcp")
+    for path in (
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-authorization-server",
+        "/register",
+    ):
+        response = httpx2.get(base + path, timeout=CALL_TIMEOUT)
+        assert response.status_code == 404, path
+
+
+def test_duplicate_authorization_headers_are_rejected(token_server):
+    headers = [
+        *MCP_HEADERS.items(),
+        ("Authorization", f"Bearer {TOKEN}"),
+        ("Authorization", "Bearer other"),
+    ]
+    response = httpx2.post(token_server, json=LOOKUP_MCP, headers=headers, timeout=CALL_TIMEOUT)
+    assert response.status_code == 400
+    assert "authorization" in response.text
+
+
+def test_duplicate_origin_headers_are_rejected(open_server):
+    origin = open_server.removesuffix("/mcp")
+    headers = [*MCP_HEADERS.items(), ("Origin", origin), ("Origin", "http://evil.example")]
+    response = httpx2.post(open_server, json=LOOKUP_MCP, headers=headers, timeout=CALL_TIMEOUT)
+    assert response.status_code == 400
+
+
+def test_unknown_host_gets_421_naming_the_flag(open_server):
+    response = post(open_server, LOOKUP_MCP, Host="Example.COM")
+    assert response.status_code == 421
+    assert "--allow-host example.com" in response.text
+
+
+@pytest.fixture(scope="module")
+def allow_host_server() -> Iterator[str]:
+    yield from start_server(None, "--allow-host", "MyBox.local")
+
+
+@pytest.mark.parametrize("host", ["mybox.local", "MYBOX.local:8123", "mybox.local:80"])
+def test_allowed_host_is_accepted_with_or_without_port(allow_host_server, host):
+    result = rpc_result(post(allow_host_server, LOOKUP_MCP, Host=host))
+    assert result["isError"] is False
+
+
+@pytest.mark.parametrize("origin", ["http://mybox.local", "https://MyBox.local:9443"])
+def test_allowed_host_is_accepted_as_origin(allow_host_server, origin):
+    result = rpc_result(post(allow_host_server, LOOKUP_MCP, Host="mybox.local", Origin=origin))
+    assert result["isError"] is False
+
+
+def test_foreign_origin_refusal_names_the_flag(allow_host_server):
+    response = post(allow_host_server, LOOKUP_MCP, Origin="http://evil.example")
+    assert response.status_code == 403
+    assert "--allow-host evil.example" in response.text
+
+
+def test_a_trickled_body_is_cut_off(open_server):
+    port = int(open_server.rsplit(":", 1)[1].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        head = (
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{"
+        )
+        sock.sendall(head.encode())
+        started = time.monotonic()
+        reply = sock.recv(4096)
+    assert b" 408 " in reply.split(b"\r\n", 1)[0]
+    assert time.monotonic() - started < 5
+
+
+def test_a_connection_that_never_sends_a_request_is_closed(open_server):
+    port = int(open_server.rsplit(":", 1)[1].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        started = time.monotonic()
+        assert sock.recv(4096) == b""  # closed by the server, not by our 10 s timeout
+    assert time.monotonic() - started < 5
+
+
+def test_startup_line_says_where_it_serves(tmp_path):
+    log = tmp_path / "stderr.txt"
+    for url in start_server(None, log=log):
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while "serving" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert f"serving {url}" in log.read_text()
+
+
+def serve_on_port(port: str) -> subprocess.CompletedProcess:
+    """Start the HTTP server on ``port`` and wait for it to exit (these tests expect it to refuse)."""
+    return subprocess.run(
+        [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", port],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_invalid_port_is_one_line_and_nonzero_exit():
+    proc = serve_on_port("99999")
+    assert proc.returncode != 0
+    assert "99999" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_port_in_use_is_one_clear_line(open_server):
+    port = open_server.rsplit(":", 1)[1].split("/")[0]
+    proc = serve_on_port(port)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert f"cannot serve on 127.0.0.1:{port}" in proc.stderr
+
+
+def test_ctrl_c_with_a_request_still_open_exits_cleanly(tmp_path):
+    port = free_port()
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        try:
+            wait_for_port(proc, port)
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 400\r\n\r\n{")
+                time.sleep(0.5)
+                proc.send_signal(signal.SIGINT)
+                assert proc.wait(timeout=20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+    text = log.read_text()
+    assert "Traceback" not in text and "terminate called" not in text and "ERROR" not in text, text
