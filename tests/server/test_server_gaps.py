@@ -119,11 +119,15 @@ def test_no_log_flag_writes_nothing(tmp_path):
 
 
 def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_path):
-    """20 cycles: start the server, fire requests, kill -9 mid-stream; every acknowledged one is on disk."""
+    """Six cycles: start the server, fire requests, kill -9 after 1, 2, ... 6 acknowledgements; all on disk.
+
+    Each cycle starts a real server process (most of the test's time), so the cycles cover each kill
+    point once; ``tests/gaps/test_gaps.py`` repeats the property many times on the gap log alone.
+    """
     db = tmp_path / "gaps.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)}
     acknowledged: set[str] = set()
-    for cycle in range(20):
+    for cycle in range(6):
         proc = subprocess.Popen(
             [sys.executable, "-m", "server"],
             cwd=ROOT,
@@ -169,5 +173,5 @@ def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         stored = {row[0] for row in conn.execute("SELECT capability FROM requests")}
-    assert len(acknowledged) >= 20
+    assert len(acknowledged) >= 6
     assert acknowledged <= stored

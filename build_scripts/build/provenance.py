@@ -1,0 +1,236 @@
+r"""Record the revision behind every source: the blob of a repository file, or the sha256 of a page's text.
+
+    python build_scripts/build/provenance.py                    # fill what is missing, every agent
+    python build_scripts/build/provenance.py --agent codex --mirrors /work/.mirror
+    python build_scripts/build/provenance.py --check            # list sources without a revision; exit 1
+
+A source's ``revision`` says exactly what was read, so the drift report
+(``build_scripts/build/drift.py``) can tell later whether that page changed:
+
+- ``{"repo", "commit", "path", "blob"}`` for a file of a git repository: the
+  docs' own repository, a verbatim mirror, or the vendor's code repository;
+- ``{"sha256"}`` for a page read from the vendor's site through a stored copy:
+  the hash of the text that was read.
+
+Nothing here is typed by hand. For a source with no revision yet the script
+works it out from the agent's ``docsSnapshot`` and its site module
+(``docs_sites/<agent>.py``: which file serves which URL), or from a
+``github.com/<owner>/<repo>/blob/<ref>/<path>`` URL; for a partial revision
+written while verifying (``{"repo", "commit", "path"}`` or ``{"textFile"}``)
+it computes the blob or the hash. Repositories are read from local git
+directories (``--mirrors``, one ``<owner>+<name>/repo`` folder per repository,
+the layout the project's fetch tool writes), never from the network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from build_scripts.build.build_docs_index import load_site  # noqa: E402
+
+AGENTS = ROOT / "engine" / "data" / "agents"
+HEX40 = re.compile(r"^[0-9a-f]{40}$")
+BLOB_URL = re.compile(r"^https://github\.com/([^/]+)/([^/]+)/blob/([^/]+)/([^#?]+)")
+
+
+class Mirrors:
+    """Local git directories of repositories, found by owner/name."""
+
+    def __init__(self, roots: list[Path]):
+        self.roots = roots
+
+    @cache  # noqa: B019 - one Mirrors per run
+    def git_dir(self, repo: str) -> Path | None:
+        for root in self.roots:
+            for candidate in (root / repo.replace("/", "+") / "repo", root / repo.replace("/", "+")):
+                if (candidate / "HEAD").is_file() or (candidate / ".git").exists():
+                    return candidate
+        return None
+
+    def git(self, repo: str, *args: str) -> str | None:
+        git_dir = self.git_dir(repo)
+        if git_dir is None:
+            return None
+        done = subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    def blob(self, repo: str, commit: str, path: str) -> str | None:
+        return self.git(repo, "rev-parse", f"{commit}:{path}")
+
+    def commit(self, repo: str, ref: str) -> str | None:
+        return self.git(repo, "rev-parse", f"{ref}^{{commit}}")
+
+    def files(self, repo: str, commit: str) -> list[str]:
+        out = self.git(repo, "ls-tree", "-r", "--name-only", commit)
+        return out.splitlines() if out else []
+
+    def read(self, repo: str, commit: str, path: str) -> str:
+        return self.git(repo, "show", f"{commit}:{path}") or ""
+
+
+def git_blob_sha(data: bytes) -> str:
+    """The blob id git gives these bytes (so a saved copy of a file can be matched to a repository)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def served_by(site, list_files, read) -> dict[str, str]:
+    """URL (no anchor, no trailing slash) -> the file that serves it, from a site module.
+
+    Site modules map a file list to URLs; asking them one file at a time, minus
+    what they list with no files at all (pages from a table of contents), tells
+    which file serves which URL without a second, hand-kept mapping. Pages that
+    only a table of contents lists get the file the usual conventions give
+    (``<path>.md``, ``.mdx``, ``<path>/index.md``).
+    """
+    files = list_files()
+    present = set(files)
+    baseline = set(site.pages(lambda: [], read))
+    out: dict[str, str] = {}
+    for path in files:
+        if path.endswith((".md", ".mdx")):
+            for url in set(site.pages(lambda p=path: [p], read)) - baseline:
+                out.setdefault(url.rstrip("/"), path)
+    parts = site.SITE.split("/", 3)
+    prefix = parts[3] + "/" if len(parts) > 3 and parts[3] else ""
+    for url in baseline:
+        rest = url[len(site.SITE) :].strip("/")
+        stems = [f"{prefix}{rest}", rest] if rest else [f"{prefix}index", "index"]
+        for stem in stems:
+            hit = next(
+                (
+                    f
+                    for f in (f"{stem}.md", f"{stem}.mdx", f"{stem}/index.md", f"{stem}/index.mdx")
+                    if f.lstrip("/") in present
+                ),
+                None,
+            )
+            if hit:
+                out.setdefault(url.rstrip("/"), hit.lstrip("/"))
+                break
+    return out
+
+
+def page_files(agent_id: str, mirrors: Mirrors, snapshot: dict) -> dict[str, str]:
+    """URL -> file at the agent's docs snapshot (empty when the repository or site module is missing)."""
+    repo, commit = snapshot.get("repo"), snapshot.get("commit")
+    if not repo or mirrors.git_dir(repo) is None or mirrors.commit(repo, commit) is None:
+        return {}
+    try:
+        site = load_site(agent_id)
+    except SystemExit:
+        return {}
+    return served_by(site, lambda: mirrors.files(repo, commit), lambda path: mirrors.read(repo, commit, path))
+
+
+def resolve(source: dict, agent: dict, mirrors: Mirrors, pages: dict[str, str]) -> dict | None:
+    """The full revision for one source, or None when nothing on this machine can tell."""
+    rev = dict(source.get("revision") or {})
+    if "blob" in rev or "sha256" in rev:
+        return rev
+    if "textFile" in rev:
+        path = Path(rev["textFile"])
+        if not path.is_file():
+            return None
+        out = {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        if rev.get("stored"):
+            out["stored"] = rev["stored"]
+        return out
+    if {"repo", "commit", "path"} <= rev.keys():
+        commit = mirrors.commit(rev["repo"], rev["commit"]) or (
+            rev["commit"] if HEX40.match(rev["commit"]) else None
+        )
+        blob = mirrors.blob(rev["repo"], rev["commit"], rev["path"]) if commit else None
+        if blob:
+            return {"repo": rev["repo"], "commit": commit, "path": rev["path"], "blob": blob}
+        return None
+    url = source["url"].split("#")[0].rstrip("/")
+    snapshot = agent.get("docsSnapshot", {})
+    if url in pages:
+        path = pages[url]
+        blob = mirrors.blob(snapshot["repo"], snapshot["commit"], path)
+        if blob:
+            return {"repo": snapshot["repo"], "commit": snapshot["commit"], "path": path, "blob": blob}
+    found = BLOB_URL.match(source["url"])
+    if found:
+        owner, name, ref, path = found.groups()
+        repo = f"{owner}/{name}"
+        commit = mirrors.commit(repo, ref) or mirrors.commit(repo, "HEAD")
+        blob = mirrors.blob(repo, commit, path) if commit else None
+        if blob:
+            return {"repo": repo, "commit": commit, "path": path, "blob": blob}
+    parts = urlsplit(source["url"])
+    segments = [s for s in parts.path.split("/") if s]
+    if parts.netloc == "github.com" and len(segments) == 2:  # a repository's front page is its README
+        repo = "/".join(segments)
+        commit = mirrors.commit(repo, "HEAD")
+        for readme in ("README.md", "readme.md", "README"):
+            blob = mirrors.blob(repo, commit, readme) if commit else None
+            if blob:
+                return {"repo": repo, "commit": commit, "path": readme, "blob": blob}
+    return None
+
+
+def fill(path: Path, mirrors: Mirrors) -> tuple[int, list[str]]:
+    """Fill every source's revision in one agent file; (filled, [sources still without one])."""
+    agent = json.loads(path.read_text(encoding="utf-8"))
+    pages = page_files(agent["id"], mirrors, agent.get("docsSnapshot", {}))
+    filled, missing = 0, []
+    for record in agent["capabilities"]:
+        for source in record["sources"]:
+            rev = resolve(source, agent, mirrors, pages)
+            if rev is None:
+                missing.append(f"{agent['id']} / {record['name']}: {source['url']}")
+                continue
+            if rev != source.get("revision"):
+                source["revision"] = rev
+                filled += 1
+    path.write_text(json.dumps(agent, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return filled, missing
+
+
+def without_revision(path: Path) -> list[str]:
+    agent = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        f"{agent['id']} / {r['name']}: {s['url']}"
+        for r in agent["capabilities"]
+        for s in r["sources"]
+        if not ({"blob"} <= set(s.get("revision", {})) or "sha256" in s.get("revision", {}))
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", action="append", help="agent id (default: every agent file)")
+    parser.add_argument("--agents-dir", type=Path, default=AGENTS)
+    parser.add_argument("--mirrors", type=Path, action="append", help="folder of local git mirrors")
+    parser.add_argument("--check", action="store_true", help="only list sources without a revision")
+    args = parser.parse_args(argv)
+    paths = sorted(args.agents_dir.glob("*.json"))
+    if args.agent:
+        paths = [p for p in paths if p.stem in args.agent]
+    missing: list[str] = []
+    for path in paths:
+        if args.check:
+            missing += without_revision(path)
+            continue
+        filled, left = fill(path, Mirrors(args.mirrors or [Path("/work/.mirror")]))
+        print(f"{path.stem}: {filled} revisions written, {len(left)} sources without one", file=sys.stderr)
+        missing += left
+    for line in missing:
+        print(line)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

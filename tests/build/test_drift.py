@@ -1,0 +1,56 @@
+"""The drift report finds what changed between two real commits of a docs repository, and nothing else."""
+
+from __future__ import annotations
+
+import json
+
+from build_scripts.build import drift
+from build_scripts.build.provenance import git_blob_sha
+from tests.conftest import ROOT
+
+FIXTURE = ROOT / "tests" / "fixtures" / "drift"
+
+
+def run() -> dict[str, drift.Drift]:
+    agent = json.loads((FIXTURE / "gemini-cli.json").read_text())
+    found = drift.drift_repo(
+        agent,
+        drift.Snapshot(folder=FIXTURE / "new"),
+        drift.Snapshot(folder=FIXTURE / "old"),
+        "google-gemini/gemini-cli",
+    )
+    return {d.capability: d for d in found}
+
+
+def test_the_fixture_files_are_the_blobs_the_records_were_verified_at():
+    agent = json.loads((FIXTURE / "gemini-cli.json").read_text())
+    for record in agent["capabilities"]:
+        rev = record["sources"][0]["revision"]
+        assert git_blob_sha((FIXTURE / "old" / rev["path"]).read_bytes()) == rev["blob"], rev["path"]
+
+
+def test_an_unchanged_page_is_not_reported():
+    assert "Checkpoints" not in run()
+
+
+def test_a_rewritten_section_is_reported_with_its_changed_lines_and_the_lost_anchor():
+    plan = run()["Plan Mode"]
+    assert plan.state == "changed"
+    assert "anchor #enabling-plan-mode is gone" in plan.note
+    assert any(line.startswith("- ## Enabling Plan Mode") for line in plan.lines)
+    assert len(plan.lines) <= drift.MAX_LINES
+
+
+def test_a_page_now_served_by_another_file_is_moved_and_a_deleted_one_is_gone():
+    found = run()
+    assert (found["Model Providers"].state, found["Model Providers"].now) == (
+        "moved",
+        "docs/get-started/authentication.mdx",
+    )
+    assert found["Headless Mode"].state == "gone"
+
+
+def test_the_report_names_each_record_to_re_verify_once():
+    text = drift.render(list(run().values()))
+    assert text.startswith("3 record(s) to re-verify")
+    assert "gemini-cli / Plan Mode" in text and "gemini-cli / Checkpoints" not in text
