@@ -30,6 +30,9 @@ class QuerySet:
     written: str
     size: int
     usedFor: str  # noqa: N815 - the manifest's key
+    origin: str = (
+        "written"  # "real" for text people wrote in public trackers, "written" for sets written to order
+    )
 
     @property
     def path(self) -> Path:

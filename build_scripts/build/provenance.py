@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 from build_scripts.build.build_docs_index import load_site  # noqa: E402
 
 AGENTS = ROOT / "engine" / "data" / "agents"
+UNCOVERED = ROOT / "engine" / "data" / "uncovered.json"
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 BLOB_URL = re.compile(r"^https://github\.com/([^/]+)/([^/]+)/blob/([^/]+)/([^#?]+)")
 
@@ -66,7 +67,19 @@ class Mirrors:
         return done.stdout.strip() if done.returncode == 0 else None
 
     def blob(self, repo: str, commit: str, path: str) -> str | None:
-        return self.git(repo, "rev-parse", f"{commit}:{path}")
+        """The blob id: from a git directory, or from a saved copy ``<root>/<owner>+<name>/<commit>/<path>``.
+
+        A saved copy is what a file-by-file reader returned for a repository too large to fetch whole;
+        its blob id is computed from its bytes exactly as git would.
+        """
+        found = self.git(repo, "rev-parse", f"{commit}:{path}")
+        if found:
+            return found
+        for root in self.roots:
+            saved = root / repo.replace("/", "+") / commit / path
+            if saved.is_file():
+                return git_blob_sha(saved.read_bytes())
+        return None
 
     def commit(self, repo: str, ref: str) -> str | None:
         return self.git(repo, "rev-parse", f"{ref}^{{commit}}")
@@ -105,7 +118,9 @@ def served_by(site, list_files, read) -> dict[str, str]:
     prefix = parts[3] + "/" if len(parts) > 3 and parts[3] else ""
     for url in baseline:
         rest = url[len(site.SITE) :].strip("/")
-        stems = [f"{prefix}{rest}", rest] if rest else [f"{prefix}index", "index"]
+        stems = (
+            [f"{prefix}{rest}", rest, f"docs/{rest}"] if rest else [f"{prefix}index", "index", "docs/index"]
+        )
         for stem in stems:
             hit = next(
                 (
@@ -156,7 +171,7 @@ def resolve(source: dict, agent: dict, mirrors: Mirrors, pages: dict[str, str]) 
         return None
     url = source["url"].split("#")[0].rstrip("/")
     snapshot = agent.get("docsSnapshot", {})
-    if url in pages:
+    if url in pages and "repo" in snapshot:
         path = pages[url]
         blob = mirrors.blob(snapshot["repo"], snapshot["commit"], path)
         if blob:
@@ -181,32 +196,41 @@ def resolve(source: dict, agent: dict, mirrors: Mirrors, pages: dict[str, str]) 
     return None
 
 
+def cited(doc: dict) -> list[tuple[str, dict]]:
+    """(where, source) for everything a file cites: record sources, status facts, lifecycle facts."""
+    out = []
+    for record in doc.get("capabilities", []):
+        out += [(f"{doc['id']} / {record['name']}", s) for s in record["sources"]]
+    out += [(f"{doc['id']} / statusFacts", f) for f in doc.get("statusFacts", [])]
+    for agent in doc.get("agents", []):  # uncovered.json
+        out += [(f"{agent['id']} / facts", f) for f in agent["facts"]]
+    return out
+
+
 def fill(path: Path, mirrors: Mirrors) -> tuple[int, list[str]]:
-    """Fill every source's revision in one agent file; (filled, [sources still without one])."""
-    agent = json.loads(path.read_text(encoding="utf-8"))
-    pages = page_files(agent["id"], mirrors, agent.get("docsSnapshot", {}))
+    """Fill every cited source's revision in one data file; (filled, [sources still without one])."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    pages = page_files(doc["id"], mirrors, doc.get("docsSnapshot", {})) if "id" in doc else {}
     filled, missing = 0, []
-    for record in agent["capabilities"]:
-        for source in record["sources"]:
-            rev = resolve(source, agent, mirrors, pages)
-            if rev is None:
-                missing.append(f"{agent['id']} / {record['name']}: {source['url']}")
-                continue
-            if rev != source.get("revision"):
-                source["revision"] = rev
-                filled += 1
-    path.write_text(json.dumps(agent, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    for where, source in cited(doc):
+        rev = resolve(source, doc, mirrors, pages)
+        if rev is None:
+            missing.append(f"{where}: {source['url']}")
+            continue
+        if rev != source.get("revision"):
+            source["revision"] = rev
+            filled += 1
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return filled, missing
 
 
+def complete(revision: dict | None) -> bool:
+    return bool(revision) and ("blob" in revision or "sha256" in revision)
+
+
 def without_revision(path: Path) -> list[str]:
-    agent = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        f"{agent['id']} / {r['name']}: {s['url']}"
-        for r in agent["capabilities"]
-        for s in r["sources"]
-        if not ({"blob"} <= set(s.get("revision", {})) or "sha256" in s.get("revision", {}))
-    ]
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return [f"{where}: {s['url']}" for where, s in cited(doc) if not complete(s.get("revision"))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = sorted(args.agents_dir.glob("*.json"))
     if args.agent:
         paths = [p for p in paths if p.stem in args.agent]
+    elif args.agents_dir == AGENTS:
+        paths.append(UNCOVERED)
     missing: list[str] = []
     for path in paths:
         if args.check:

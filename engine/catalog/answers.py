@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..common.text import validate_query
-from ..errors import InvalidQueryError
+from ..errors import InvalidQueryError, UnknownAgentError
 from ..matching.results import Match
 from .lookup import match
 from .model import Catalog, get_catalog
+from .uncovered import AgentNotCoveredError, find_uncovered
 
 MAX_AGENTS = 10
 _RECORD_FIELDS = ("name", "category", "available", "tier", "maturityLevel", "description", "terminology")
@@ -106,7 +107,13 @@ def _agents(agents: object, catalog: Catalog) -> list[str]:
 
 def _agent_id(agent: object, catalog: Catalog) -> str:
     text = validate_query(agent, field="agent")
-    return catalog.agent(text).id
+    try:
+        return catalog.agent(text).id
+    except UnknownAgentError as exc:
+        uncovered = None if exc.ambiguous else find_uncovered(text)
+        if uncovered is not None:
+            raise AgentNotCoveredError(text, catalog.agent_ids, uncovered) from None
+        raise
 
 
 def lookup(agent: str, capability: str, *, surface: str = "mcp") -> dict:

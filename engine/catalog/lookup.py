@@ -9,6 +9,7 @@ from functools import cache
 
 from ..common.paths import vectors_dir
 from ..common.text import content_tokens, validate_query
+from ..matching.identifiers import identifiers_in
 from ..matching.index import Index, Record
 from ..matching.judge import load_judge
 from ..matching.results import Match
@@ -18,17 +19,33 @@ VECTOR_FILE = "capability-vectors.json"
 JUDGE_FILE = "confidence-model.json"
 
 
+def record_identifiers(rec: dict) -> list[str]:
+    """Commands, flags, keys and file names an available record's own notes use (setup, config, gotchas)."""
+    notes = rec.get("implementationNotes", {})
+    parts = [
+        notes.get("setup", ""),
+        notes.get("configFile", ""),
+        rec.get("terminology", ""),
+        *notes.get("gotchas", []),
+    ]
+    return identifiers_in(" ".join(p for p in parts if p))
+
+
 def capability_records(catalog: Catalog) -> list[Record]:
     """One record per canonical capability: agent-neutral summary, aliases and agents' own terms."""
     records = []
+    # An agent's own name (`claude`, `opencode`) appears in many setups and names no capability.
+    agent_names = {n.lower() for a in catalog.agents.values() for n in (a.id, a.display_name, *a.aliases)}
     for cap in catalog.capabilities:
         texts, keywords = list(cap.examples), []
+        named = [key for alias in cap.aliases for key in identifiers_in(alias)]
         for agent in catalog.agents.values():
             rec = agent.records[cap.name]
             if rec["available"]:
                 texts.append(rec["description"])
                 notes = rec.get("implementationNotes", {})
                 keywords.extend(notes.get(key, "") for key in ("setup", "configFile"))
+                named.extend(record_identifiers(rec))
         records.append(
             Record(
                 cap.id,
@@ -37,6 +54,7 @@ def capability_records(catalog: Catalog) -> list[Record]:
                 aliases=tuple(dict.fromkeys([*cap.aliases, *cap.terms])),
                 texts=tuple(dict.fromkeys(texts)),
                 keywords=tuple(k for k in keywords if k),
+                identifiers=tuple(k for k in dict.fromkeys(named) if k not in agent_names),
             )
         )
     return records
@@ -70,9 +88,23 @@ def _agent_pattern(catalog: Catalog) -> re.Pattern:
     return re.compile(rf"(?<![\w./-])(?:{alternatives})(?:'s)?(?![\w-]|\.\w)", re.IGNORECASE)
 
 
+# Issue-tracker boilerplate at the start of a title: "[BUG]", "[Feature Request]:", "Feature request:".
+_TRACKER_TAGS = re.compile(
+    r"^\s*(?:(?:\[[^\]\n]{1,30}\]|\((?:bug|feature|enhancement)\))\s*:?\s*)+"
+    r"|^\s*(?:bug(?: report)?|feature(?: request)?|enhancement|proposal|request|question|suggestion|idea)"
+    r"\s*[:\-\u2013]\s+",
+    re.IGNORECASE,
+)
+
+
 def strip_agents(query: str, catalog: Catalog | None = None) -> str:
-    """Drop agent names from a capability query ('claude code hooks' -> 'hooks'), if words remain."""
-    stripped = " ".join(_agent_pattern(catalog or get_catalog()).sub(" ", query).split())
+    """Drop agent names and tracker tags from a capability query, if words remain.
+
+    'claude code hooks' -> 'hooks'; '[BUG] /compact hangs' -> '/compact hangs'. Neither says which
+    capability is meant, and a "[BUG]" prefix made real bug titles read as out of domain.
+    """
+    untagged = _TRACKER_TAGS.sub("", query, count=1)
+    stripped = " ".join(_agent_pattern(catalog or get_catalog()).sub(" ", untagged).split())
     return stripped if content_tokens(stripped) else query
 
 

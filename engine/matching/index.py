@@ -23,6 +23,7 @@ import numpy as np
 from ..common.text import clean_text, content_tokens, light, query_segments, squash, tokens, validate_query
 from ..errors import InvalidQueryError
 from .encoder import Encoder, EncoderUnavailableError
+from .identifiers import IdentifierTable
 from .judge import Judge, logit
 from .lexical import LexicalIndex, stem
 from .results import Candidate, Match
@@ -80,6 +81,7 @@ def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
                 clean_text(raw["name"]),
                 _text_field(raw, "description", position),
                 _string_list(raw, "aliases", position),
+                identifiers=_string_list(raw, "identifiers", position),
             )
         if rec.id in seen:
             raise InvalidQueryError(f"record id '{rec.id}' appears twice; ids must be unique")
@@ -143,6 +145,7 @@ class Index:
                 surface.setdefault(stem(word), word)
             documents.append([stem(word) for word in words])
         self.lexical = LexicalIndex(documents, surface)
+        self.identifiers = IdentifierTable(rec.identifiers for rec in records)
 
     @classmethod
     def from_records(
@@ -345,10 +348,11 @@ class Index:
         vectors = (self.encoder or default_encoder()).encode([corrected for corrected, _ in prepared])
         learned = self._head()
         best: dict | None = None
-        for vector, (_, terms) in zip(vectors, prepared, strict=True):
+        for part, vector, (_, terms) in zip(parts, vectors, prepared, strict=True):
             coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
             semantic = np.nan_to_num(sem.record_scores(vector, len(self.records), tune), nan=-1.0)
-            fused = semantic + tune.lexical_weight * coverage
+            named = self.identifiers.scores(part, len(self.records))
+            fused = semantic + tune.lexical_weight * coverage + tune.identifier_weight * named
             head_log_probs = None
             if learned is not None:
                 head, rows = learned
@@ -363,6 +367,7 @@ class Index:
                 "fused": fused,
                 "semantic": semantic,
                 "coverage": coverage,
+                "named": named,
                 "order": order,
                 "offTopic": off_topic,
                 "domain": domain,
@@ -378,6 +383,8 @@ class Index:
 
     def _judged(self, ranking: dict, rows: list[int]) -> np.ndarray:
         """The judge's P(right) for each record in ``rows`` as the answer of this ranking."""
+        if not rows:  # k=1 leaves no runner-ups to judge; an empty batch has no feature columns
+            return np.empty(0)
         return self.judge.confidence(np.array([ranking_features(ranking, i) for i in rows]))
 
     def _rank(self, text: str, k: int, sem: Embedded) -> Match:

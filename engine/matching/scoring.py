@@ -28,6 +28,7 @@ class Record:
     aliases: tuple[str, ...] = ()
     texts: tuple[str, ...] = ()  # more descriptions in other words; matched like aliases
     keywords: tuple[str, ...] = ()  # words that count for lexical matching only
+    identifiers: tuple[str, ...] = ()  # commands, flags, keys, file names that name this record when pasted
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Tuning:
     alias_confidence: float = 0.95  # without a confidence model: confidence of an alias hit
     segment_words: int = 16  # a query this long is also scored sentence by sentence
     segment_margin: float = 0.2  # a sentence replaces the whole text when trusted this much more
+    identifier_weight: float = 0.15  # fused += weight * share of the query's identifiers this record names
 
 
 def humanize(name: str) -> str:

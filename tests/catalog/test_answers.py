@@ -64,7 +64,7 @@ def test_the_no_match_note_names_the_command_for_the_surface(surface, needle):
 
 def test_unknown_agent_error_lists_the_ids():
     with pytest.raises(UnknownAgentError) as err:
-        answers.lookup("cursor", "mcp")
+        answers.lookup("frobnicator", "mcp")
     assert all(a in str(err.value) for a in CATALOG.agent_ids)
 
 

@@ -166,7 +166,7 @@ def test_resolve_agent_accepts_names_and_aliases(text, agent_id):
     assert engine.resolve_agent(text) == agent_id
 
 
-@pytest.mark.parametrize("text", ["", "   ", "cursor", "windsurf", 42, None])
+@pytest.mark.parametrize("text", ["", "   ", "frobnicator", "windsurf", 42, None])
 def test_resolve_agent_returns_none_for_unknown_or_invalid(text):
     assert engine.resolve_agent(text) is None
 

@@ -123,7 +123,7 @@ def test_bad_query_is_one_line_on_stderr_and_exit_code_2(capsys):
 
 
 def test_unknown_agent_in_lookup_lists_the_valid_ids(capsys):
-    assert main(["lookup", "cursor", "mcp"]) == 2
+    assert main(["lookup", "frobnicator", "mcp"]) == 2
     err = capsys.readouterr().err
     assert "claude-code" in err and "vscode-copilot" in err
 

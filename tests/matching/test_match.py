@@ -282,3 +282,13 @@ def test_the_answer_is_always_the_first_candidate(eval_queries):
             assert result.candidates[0].name == result.name, query["query"]
         else:
             assert result.confidence < 0.5, query["query"]
+
+
+def test_tracker_tags_and_agent_names_are_dropped_before_matching():
+    from engine.catalog.lookup import strip_agents
+
+    assert strip_agents("[BUG] `/compact` hangs indefinitely") == "`/compact` hangs indefinitely"
+    assert strip_agents("[Feature Request]: add screen reader support") == "add screen reader support"
+    assert strip_agents("Feature request: Claude Code notifications") == "notifications"
+    assert strip_agents("bug in hooks") == "bug in hooks"  # a word, not a tag
+    assert strip_agents("[BUG]") == "[BUG]"  # nothing would be left: the text stays

@@ -73,3 +73,12 @@ def test_a_backstory_sentence_naming_another_record_does_not_decide(fake_encoder
         "Can it send an email message to a recipient?"
     )
     assert index.match(story).name == "send_email"
+
+
+def test_a_judge_without_a_head_answers_a_single_candidate_request(fake_encoder):
+    # With no learned head the runner-ups are judged one by one; k=1 leaves none, which once
+    # reached the judge as an empty array and raised a broadcasting error (seen in the gap report).
+    index = Index.from_records(RECORDS, encoder=fake_encoder, judge=neutral_judge(0.01))
+    assert index.judge.head is None
+    result = index.match("a file", k=1)
+    assert result.name is not None and len(result.candidates) == 1

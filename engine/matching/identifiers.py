@@ -1,0 +1,95 @@
+"""Product identifiers as a matching signal: a pasted command, flag, key or file name names its record.
+
+People paste what they typed or saw: "`/compact` hangs indefinitely",
+"mcp.json not honored", "GEMINI_SANDBOX ignored". Records already name these
+identifiers in their setup notes, so a table from identifier to record gives a
+signal that needs no training data, works for every agent the data covers and
+can be explained ("the query names `/compact`, which Context Compaction's setup
+uses"). An identifier that several records name counts for each of them in
+proportion, so a shared word like ``settings.json`` decides nothing on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+MAX_IDENTIFIER_CHARS = 80  # longer spans are commands or prose, not identifiers
+MAX_PER_TEXT = 32  # bound the work a pasted log can cause
+
+# What an identifier looks like in running text: a slash command, a long flag, an @- or #-mention,
+# a dotted settings key or file name, a path, an ENV_VAR, camelCase or snake_case.
+_SHAPES = re.compile(
+    r"""(?x)
+    (?<![\w/.-])/[a-z][\w:-]*(?![\w/])      # /compact, /mcp, /agents:create
+    | (?<![\w-])--[a-z][\w-]+               # --resume, --dangerously-skip-permissions
+    | (?<!\w)[@#][a-z][\w.-]*               # @workspace, #codebase
+    | ~?/?(?:[\w.-]+/)+[\w.*-]+             # .claude/settings.json, ~/.codex/config.toml
+    | \.?[a-z][\w-]*(?:\.[a-z][\w-]*)+      # settings.json, chat.agent.enabled, AGENTS.md
+    | \b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b     # GEMINI_SANDBOX, CLAUDE_CODE_USE_BEDROCK
+    | \b[a-z]+(?:[A-Z][a-z0-9]+)+\b         # autoApprove, mcpServers
+    | \b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b     # web_fetch, approval_policy
+    """
+)
+_BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+# Tails that sentence punctuation or markdown leave on an identifier.
+_TRIM = ".,;:!?)]}'\""
+_NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "vs", "n/a", "and/or"})
+
+
+def normalize(identifier: str) -> str:
+    """Lower case, without the sentence punctuation around it (a leading dot stays: ``.claude``)."""
+    return identifier.strip().rstrip(_TRIM).lstrip("'\"([{").lower()
+
+
+def identifiers_in(text: str) -> list[str]:
+    """The identifier-shaped spans of ``text`` (backticked spans and their parts included), normalized."""
+    found: list[str] = []
+    for span in _BACKTICKED.findall(text):
+        found.append(span)
+        found.extend(m.group(0) for m in _SHAPES.finditer(span))
+    found.extend(m.group(0) for m in _SHAPES.finditer(_BACKTICKED.sub(" ", text)))
+    out: list[str] = []
+    for raw in found:
+        key = normalize(raw)
+        if 3 <= len(key) <= MAX_IDENTIFIER_CHARS and key not in out and key not in _NOT_IDENTIFIERS:
+            out.append(key)
+        if len(out) >= MAX_PER_TEXT:
+            break
+    return out
+
+
+class IdentifierTable:
+    """Identifier -> records that name it, with each record's share of it."""
+
+    def __init__(self, per_record: Iterable[Iterable[str]]):
+        owners: dict[str, set[int]] = {}
+        for i, names in enumerate(per_record):
+            for name in names:
+                key = normalize(name)
+                if 3 <= len(key) <= MAX_IDENTIFIER_CHARS:
+                    owners.setdefault(key, set()).add(i)
+        self.size = 1 + max((i for rows in owners.values() for i in rows), default=-1)
+        self.owners = {key: tuple(sorted(rows)) for key, rows in owners.items()}
+
+    def __len__(self) -> int:
+        return len(self.owners)
+
+    def hits(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
+        """(identifier, records naming it) for each known identifier in ``text``."""
+        return [(key, self.owners[key]) for key in identifiers_in(text) if key in self.owners]
+
+    def scores(self, text: str, n: int) -> np.ndarray:
+        """Per record, the identifiers of ``text`` it names, each split among the records that share it.
+
+        Capped at 1 so that pasting many identifiers of one record does not outweigh the rest of the
+        evidence.
+        """
+        out = np.zeros(n, dtype=np.float32)
+        for _, rows in self.hits(text):
+            for i in rows:
+                if i < n:
+                    out[i] += 1.0 / len(rows)
+        return np.minimum(out, 1.0)
