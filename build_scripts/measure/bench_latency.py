@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--compare", action="append", default=[], metavar="NAME=DIR", help="also time another encoder"
     )
+    parser.add_argument("--json", type=Path, help="also write the figures here (for figures.py)")
     args = parser.parse_args(argv)
     # Fresh processes first: a child forked after torch loads inherits its peak RSS figure.
     inner, outer, rss = cold_start()
@@ -157,6 +158,22 @@ def main(argv: list[str] | None = None) -> int:
         out("sentence-transformers not installed: pip install -e '.[build]' for the comparison\n")
     out(f"cold start (import + first semantic answer): {inner:.3f}s in process, {outer:.3f}s whole process\n")
     out(f"peak RSS after first semantic answer: {rss:.0f} MB\n")
+    if args.json:
+        doc = {
+            "rows": [
+                (label.strip(), *(1e3 * p for p in percentiles(samples))) for label, samples, _, _ in rows
+            ],
+            "facts": [
+                ("cold start: import + first semantic answer, in process", f"{inner:.2f} s"),
+                ("peak RSS after the first semantic answer", f"{rss:.0f} MB"),
+            ],
+        }
+        if st_samples:
+            ratio = percentiles(st_samples)[0] / percentiles(semantic)[0]
+            doc["facts"].insert(
+                0, ("semantic p50 vs sentence-transformers encode + cosine", f"{ratio:.1f}x faster")
+            )
+        args.json.write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 
 

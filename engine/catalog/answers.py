@@ -7,13 +7,14 @@ lists the valid values. Responses omit anything the caller already knows.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 
 from ..common.text import validate_query
 from ..errors import InvalidQueryError, UnknownAgentError
 from ..matching.results import Match
 from .lookup import match
-from .model import Catalog, get_catalog
+from .model import Agent, Catalog, get_catalog
 from .uncovered import AgentNotCoveredError, find_uncovered
 
 MAX_AGENTS = 10
@@ -72,6 +73,37 @@ def available_in(name: str, catalog: Catalog) -> list[str]:
     return [a.id for a in catalog.agents.values() if a.records[name]["available"]]
 
 
+STALE_AFTER_DAYS = 60  # older docs snapshots are flagged so the caller can fetch the start page
+
+
+def freshness(agent: Agent, record: dict, today: dt.date | None = None) -> dict:
+    """How old an answer's facts are: the docs revision read, the kind of evidence, and a plain warning.
+
+    The warning appears when the docs snapshot is more than ``STALE_AFTER_DAYS`` old, so a calling
+    agent can decide to read ``startUrl`` itself before relying on details.
+    """
+    snap = agent.docs_snapshot
+    out = {
+        "checked": checked_on(record),
+        "docsSnapshot": snap["date"],
+        "docsRevision": f"{snap['repo']}@{snap['commit'][:12]}" if "repo" in snap else snap["site"],
+        "evidence": agent.evidence_kind,
+    }
+    age = ((today or dt.date.today()) - dt.date.fromisoformat(snap["date"])).days
+    if age > STALE_AFTER_DAYS:
+        out["stale"] = True
+        out["note"] = (
+            f"Verified against {agent.display_name}'s docs as of {snap['date']} ({age} days ago); "
+            "newer docs may differ, so read startUrl before relying on details."
+        )
+    return out
+
+
+def cited(sources: list[dict]) -> list[dict]:
+    """Sources as a caller cites them: the revision read stays in the data, for maintainers."""
+    return [{k: v for k, v in src.items() if k != "revision"} for src in sources]
+
+
 def checked_on(record: dict) -> str | None:
     """The newest date a source of this record was verified: how fresh the answer is."""
     dates = [src["verifiedDate"] for src in record.get("sources", [])]
@@ -126,13 +158,14 @@ def lookup(agent: str, capability: str, *, surface: str = "mcp") -> dict:
     agent_obj = catalog.agents[agent_id]
     record = agent_obj.record(result.name)
     body = {key: record[key] for key in _RECORD_FIELDS if key in record}
-    for key in ("maturityNote", "alternative", "implementationNotes", "sources"):
+    for key in ("maturityNote", "alternative", "implementationNotes", "disputes"):
         if record.get(key):
             body[key] = record[key]
+    body["sources"] = cited(record["sources"])
     if not record["available"]:
         body["availableIn"] = available_in(result.name, catalog)
     answer = {"agent": agent_id, "capability": body, "match": match_info(result)}
-    answer["freshness"] = {"checked": checked_on(record), "docsSnapshot": agent_obj.docs_snapshot["date"]}
+    answer["freshness"] = freshness(agent_obj, record)
     if agent_obj.status_facts:
         answer["agentStatus"] = agent_obj.status_lines()
     if result.ambiguous:
@@ -162,6 +195,8 @@ def compare(capability: str, agents: list[str] | None = None, *, surface: str = 
         }
         if record.get("terminology"):
             row["terminology"] = record["terminology"]
+        if record.get("disputes"):
+            row["disputed"] = [d["field"] for d in record["disputes"]]
         row["implementationNotes"] = {k: notes[k] for k in ("setup", "startUrl") if k in notes}
         row["checked"] = checked_on(record)
         rows.append(row)
@@ -222,7 +257,7 @@ def get_sources(agent: str | None = None, capability: str | None = None, *, surf
         agent_obj = catalog.agents[agent_ids[0]]
         by_url: dict[str, dict] = {}
         for name, record in agent_obj.records.items():
-            for src in record["sources"]:
+            for src in cited(record["sources"]):
                 entry = by_url.setdefault(src["url"], {**src, "capabilities": []})
                 entry["capabilities"].append(name)
         return {"agent": agent_obj.id, "docsUrl": agent_obj.docs_url, "sources": list(by_url.values())}
@@ -235,10 +270,10 @@ def get_sources(agent: str | None = None, capability: str | None = None, *, surf
             "agent": agent_ids[0],
             "capability": result.name,
             "match": match_info(result),
-            "sources": record["sources"],
+            "sources": cited(record["sources"]),
         }
     return {
         "capability": result.name,
         "match": match_info(result),
-        "sources": {a: catalog.agents[a].records[result.name]["sources"] for a in agent_ids},
+        "sources": {a: cited(catalog.agents[a].records[result.name]["sources"]) for a in agent_ids},
     }

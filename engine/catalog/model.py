@@ -47,6 +47,9 @@ class Agent:
         default_factory=dict
     )  # {"repo", "commit", "date"} the facts were checked against
     status_facts: tuple[dict, ...] = ()  # GA dates, sign-in and plan changes, renames
+    evidence_kind: str = (
+        "docs-repository"  # docs-repository | docs-mirror | vendor-site: where facts were read
+    )
 
     def status_lines(self) -> list[str]:
         """Agent-level facts that change many answers at once, one line each ('2026-06-18 sign-in: ...')."""
@@ -255,6 +258,7 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
             records={name: records[name] for name in canon},
             docs_snapshot=dict(data["docsSnapshot"]),
             status_facts=tuple(data.get("statusFacts", ())),
+            evidence_kind=data.get("evidenceKind", "docs-repository"),
         )
         for rec in records.values():
             if rec.get("terminology") and rec["available"]:

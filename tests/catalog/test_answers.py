@@ -75,3 +75,47 @@ def test_answers_are_plain_json():
         answers.get_sources("claude"),
     ):
         assert json.loads(json.dumps(answer, allow_nan=False)) == answer
+
+
+def test_freshness_names_the_docs_revision_and_evidence_and_warns_when_old():
+    import datetime as dt
+
+    agent = CATALOG.agents[CATALOG.agent_ids[0]]
+    record = next(iter(agent.records.values()))
+    snapshot = dt.date.fromisoformat(agent.docs_snapshot["date"])
+    fresh = answers.freshness(agent, record, today=snapshot + dt.timedelta(days=answers.STALE_AFTER_DAYS))
+    assert fresh["evidence"] == agent.evidence_kind and fresh["docsRevision"]
+    assert "stale" not in fresh
+    old = answers.freshness(agent, record, today=snapshot + dt.timedelta(days=answers.STALE_AFTER_DAYS + 1))
+    assert old["stale"] is True and agent.docs_snapshot["date"] in old["note"] and "startUrl" in old["note"]
+
+
+def test_answers_cite_sources_without_the_maintainers_revision_data():
+    answer = answers.lookup(CATALOG.agent_ids[0], "hooks")
+    assert answer["capability"]["sources"] and all(
+        "revision" not in s for s in answer["capability"]["sources"]
+    )
+
+
+def test_a_disputed_record_says_so_in_lookup_and_compare():
+    disputed = [
+        (a, name)
+        for a in CATALOG.agent_ids
+        for name, rec in CATALOG.agents[a].records.items()
+        if rec.get("disputes") and rec["available"]
+    ]
+    assert disputed, "the catalog records contradictions between official pages as disputes"
+    agent_id, name = disputed[0]
+    assert answers.lookup(agent_id, name)["capability"]["disputes"]
+    row = next(r for r in answers.compare(name, [agent_id])["comparison"])
+    assert row["disputed"]
+
+
+def test_an_agent_the_catalog_does_not_cover_gets_what_happened_to_it():
+    from engine.catalog.uncovered import AgentNotCoveredError
+
+    with pytest.raises(AgentNotCoveredError) as err:
+        answers.lookup("Roo Code", "mcp")
+    text = str(err.value)
+    assert "not covered" in text and "discontinued" in text and "https://" in text
+    assert all(a in text for a in CATALOG.agent_ids)
