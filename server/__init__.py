@@ -29,6 +29,13 @@ def _port(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve stdio (default) or streamable HTTP. Logs go to stderr; stdout is the protocol's."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while still starting: nothing to save yet, and no traceback
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     from engine import package_version
 
     parser = _Parser(
@@ -68,18 +75,32 @@ def main(argv: list[str] | None = None) -> int:
 
     from .server import build_server
 
-    server = build_server(GapLog(enabled=False) if args.no_log else None)
+    gap_log = GapLog(enabled=False) if args.no_log else GapLog()
+    server = build_server(gap_log)
     if args.transport == "stdio":
         import anyio
 
         from .stdio import serve_stdio
 
         try:
-            anyio.run(serve_stdio, server)
+            anyio.run(serve_stdio, server, lambda signum: _finish(gap_log, 0))
         except KeyboardInterrupt:
             pass
-        _exit_now(0)
-    return _serve_http(server, args)
+        _finish(gap_log, 0)
+    return _serve_http(server, args, gap_log)
+
+
+def _finish(gap_log, code: int) -> None:
+    """End the process on every exit path: the gap log's rows folded into its file, then ``_exit_now``.
+
+    Without the close, rows stay in ``gaps.sqlite3-wal`` after exit and a copy
+    of the database file alone has none of them.
+    """
+    try:
+        gap_log.close()
+    except Exception as exc:  # noqa: BLE001 - the rows are safe in the WAL; exiting matters more
+        logging.getLogger("server").warning("gap log not closed cleanly: %s", exc)
+    _exit_now(code)
 
 
 def _exit_now(code: int) -> None:
@@ -95,7 +116,7 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def _serve_http(server, args) -> int:
+def _serve_http(server, args, gap_log) -> int:
     import uvicorn
 
     from .http import KEEP_ALIVE_TIMEOUT, BoundedH11Protocol, QuietShutdown, http_app, is_loopback
@@ -130,4 +151,4 @@ def _serve_http(server, args) -> int:
     except (OSError, SystemExit) as exc:
         code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code else 1
         sys.stderr.write(f"agent-capabilities-mcp: cannot serve on {args.host}:{args.port}: {exc}\n")
-    _exit_now(code)
+    _finish(gap_log, code)

@@ -9,7 +9,8 @@ request, with the request's id when it has a usable one) on stdout and one
 warning on stderr. Lone surrogate escapes, which JavaScript writes for a
 string cut inside an emoji, become U+FFFD so the request is served. When
 stdin closes, requests already read are answered before the server exits
-(``server < requests.jsonl`` works).
+(``server < requests.jsonl`` works). SIGINT and SIGTERM end the server at
+once, through a callback the caller gives.
 
 stdout stays protocol-only: while serving, fd 1 points at stderr, and the
 protocol is written to a private duplicate of the original stdout.
@@ -17,12 +18,15 @@ protocol is written to a private duplicate of the original stdout.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
 import os
 import re
+import signal
 import sys
+from collections.abc import Callable
 from io import TextIOWrapper
 
 import anyio
@@ -184,8 +188,28 @@ class _Lines:
             )
 
 
-async def serve_stdio(server: MCPServer) -> None:
-    """Serve ``server`` over this process's stdin and stdout until stdin closes."""
+def _on_signals(callback: Callable[[int], None]) -> None:
+    """Run ``callback(signum)`` on SIGINT or SIGTERM, from the event loop.
+
+    Without this, the first Ctrl-C (or a host's SIGINT) only cancels the main
+    task, and the cancellation then waits for the worker thread blocked in
+    stdin's ``readline`` until another line arrives. The callback runs as an
+    event-loop callback, never in the middle of other code, so it may take the
+    gap log's lock.
+    """
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # Windows, not main thread
+            loop.add_signal_handler(signum, callback, signum)
+
+
+async def serve_stdio(server: MCPServer, on_signal: Callable[[int], None] | None = None) -> None:
+    """Serve ``server`` over this process's stdin and stdout until stdin closes.
+
+    ``on_signal`` is called on SIGINT or SIGTERM; it is expected to end the process.
+    """
+    if on_signal is not None:
+        _on_signals(on_signal)
     wire_fd = os.dup(1)
     os.dup2(2, 1)  # stray prints from libraries land on stderr, never on the protocol stream
     stdout = anyio.wrap_file(TextIOWrapper(os.fdopen(wire_fd, "wb", closefd=True), encoding="utf-8"))
