@@ -27,6 +27,16 @@ def _port(text: str) -> int:
     return value
 
 
+def _allowed_host(text: str) -> str:
+    from .http import parse_allowed_host
+
+    try:
+        parse_allowed_host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve stdio (default) or streamable HTTP. Logs go to stderr; stdout is the protocol's."""
     try:
@@ -50,8 +60,10 @@ def _main(argv: list[str] | None) -> int:
         "--allow-host",
         action="append",
         default=[],
-        metavar="HOST",
-        help="another host name to accept in the Host and Origin headers over HTTP (repeatable)",
+        type=_allowed_host,
+        metavar="HOST[:PORT]",
+        help="another host to accept in the Host and Origin headers over HTTP (repeatable); "
+        "without a port it is accepted on the server's port and on 80/443 (behind a proxy)",
     )
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.add_argument(

@@ -167,7 +167,8 @@ def test_request_from_the_servers_own_origin_is_served(open_server):
 def test_request_without_token_is_unauthorized(token_server):
     response = post(token_server, LOOKUP_MCP)
     assert response.status_code == 401
-    assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith('Bearer error="invalid_token"') and "AGENT_CAPABILITIES_TOKEN" in challenge
     body = response.json()
     assert body["error"] == "invalid_token"
     assert "Authorization: Bearer" in body["error_description"]
@@ -205,7 +206,7 @@ def test_bearer_scheme_is_case_insensitive(token_server):
     assert result["isError"] is False
 
 
-def test_oauth_discovery_paths_answer_404_even_with_a_token(token_server):
+def test_oauth_discovery_paths_answer_404_telling_to_send_the_bearer_header(token_server):
     base = token_server.removesuffix("/mcp")
     for path in (
         "/.well-known/oauth-protected-resource",
@@ -214,6 +215,7 @@ def test_oauth_discovery_paths_answer_404_even_with_a_token(token_server):
     ):
         response = httpx2.get(base + path, timeout=CALL_TIMEOUT)
         assert response.status_code == 404, path
+        assert "Authorization: Bearer <token>" in response.json()["error_description"]
 
 
 def test_duplicate_authorization_headers_are_rejected(token_server):
@@ -245,13 +247,25 @@ def allow_host_server() -> Iterator[str]:
     yield from start_server(None, "--allow-host", "MyBox.local")
 
 
-@pytest.mark.parametrize("host", ["mybox.local", "MYBOX.local:8123", "mybox.local:80"])
-def test_allowed_host_is_accepted_with_or_without_port(allow_host_server, host):
+def server_port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+@pytest.mark.parametrize("port", [None, 80, "own"])
+def test_allowed_host_is_accepted_on_the_servers_port_or_a_default_one(allow_host_server, port):
+    port = server_port(allow_host_server) if port == "own" else port
+    host = "MYBOX.local" + (f":{port}" if port else "")
     result = rpc_result(post(allow_host_server, LOOKUP_MCP, Host=host))
     assert result["isError"] is False
 
 
-@pytest.mark.parametrize("origin", ["http://mybox.local", "https://MyBox.local:9443"])
+def test_a_host_naming_another_port_is_refused_naming_the_flag(open_server):
+    response = post(open_server, LOOKUP_MCP, Host="localhost:9")
+    assert response.status_code == 421
+    assert "--allow-host localhost:9 " in response.text
+
+
+@pytest.mark.parametrize("origin", ["http://mybox.local", "https://MyBox.local:443"])
 def test_allowed_host_is_accepted_as_origin(allow_host_server, origin):
     result = rpc_result(post(allow_host_server, LOOKUP_MCP, Host="mybox.local", Origin=origin))
     assert result["isError"] is False
@@ -267,7 +281,7 @@ def test_a_trickled_body_is_cut_off(open_server):
     port = int(open_server.rsplit(":", 1)[1].split("/")[0])
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         head = (
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
             "Accept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{"
         )
         sock.sendall(head.encode())
@@ -335,7 +349,8 @@ def test_ctrl_c_with_a_request_still_open_exits_cleanly(tmp_path):
         try:
             wait_for_port(proc, port)
             with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-                sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 400\r\n\r\n{")
+                head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 400\r\n\r\n{{"
+                sock.sendall(head.encode())
                 time.sleep(0.5)
                 proc.send_signal(signal.SIGINT)
                 assert proc.wait(timeout=20) == 0
