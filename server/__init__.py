@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+from typing import NoReturn
 
 TOKEN_ENV = "AGENT_CAPABILITIES_TOKEN"
 
@@ -102,7 +104,7 @@ def _main(argv: list[str] | None) -> int:
     return _serve_http(server, args, gap_log)
 
 
-def _finish(gap_log, code: int) -> None:
+def _finish(gap_log, code: int) -> NoReturn:
     """End the process on every exit path: the gap log's rows folded into its file, then ``_exit_now``.
 
     Without the close, rows stay in ``gaps.sqlite3-wal`` after exit and a copy
@@ -115,7 +117,7 @@ def _finish(gap_log, code: int) -> None:
     _exit_now(code)
 
 
-def _exit_now(code: int) -> None:
+def _exit_now(code: int) -> NoReturn:
     """Leave without interpreter teardown, once every answer is written and every gap-log write committed.
 
     onnxruntime's thread pool, created by the warm-up thread, can abort the
@@ -131,20 +133,37 @@ def _exit_now(code: int) -> None:
 def _serve_http(server, args, gap_log) -> int:
     import uvicorn
 
-    from .http import KEEP_ALIVE_TIMEOUT, BoundedH11Protocol, QuietShutdown, http_app, is_loopback
+    from .http import (
+        KEEP_ALIVE_TIMEOUT,
+        AnnouncingServer,
+        BoundedH11Protocol,
+        QuietShutdown,
+        bind_error,
+        http_app,
+        is_loopback,
+        listen,
+    )
 
     token = os.environ.get(TOKEN_ENV) or None
     app = http_app(server, host=args.host, port=args.port, token=token, allowed_hosts=args.allow_host)
+    try:
+        sockets = listen(args.host, args.port)  # a port in use is one line, before anything says "serving"
+    except OSError as exc:
+        sys.stderr.write(f"agent-capabilities-mcp: {bind_error(exc, args.host, args.port)}\n")
+        _finish(gap_log, 1)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     if is_loopback(args.host):
-        access = "loopback clients only"
+        access = "loopback clients only" + (f"; they need the bearer token ({TOKEN_ENV})" if token else "")
     elif token:
         names = ", ".join(args.allow_host) or "none yet (add with --allow-host)"
         access = f"remote clients need the bearer token and an allowed Host: {names}"
     else:
         access = f"remote clients are refused until {TOKEN_ENV} is set; loopback clients only"
-    sys.stderr.write(f"serving http://{shown}:{args.port}/mcp ({access})\n")
-    sys.stderr.flush()
+
+    def announce() -> None:
+        sys.stderr.write(f"serving http://{shown}:{args.port}/mcp ({access})\n")
+        sys.stderr.flush()
+
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -155,12 +174,19 @@ def _serve_http(server, args, gap_log) -> int:
         timeout_graceful_shutdown=2,
     )
     logging.getLogger("uvicorn.error").addFilter(QuietShutdown())
+    # uvicorn re-raises the signal that stopped it once it has shut down; SIGTERM's default
+    # action would then kill the process before the gap log is closed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     code = 0
     try:
-        uvicorn.Server(config).run()
+        AnnouncingServer(config, announce).run(sockets=sockets)
     except KeyboardInterrupt:
         pass
-    except (OSError, SystemExit) as exc:
-        code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code else 1
-        sys.stderr.write(f"agent-capabilities-mcp: cannot serve on {args.host}:{args.port}: {exc}\n")
+    except SystemExit as exc:  # uvicorn's own start-up failure; it has logged why
+        code = exc.code if isinstance(exc.code, int) and exc.code else 1
+        sys.stderr.write(f"agent-capabilities-mcp: cannot serve on {shown}:{args.port}; see above\n")
+    finally:
+        for sock in sockets:
+            sock.close()
     _finish(gap_log, code)
+    return code

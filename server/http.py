@@ -7,19 +7,25 @@ ports 80 and 443, for a reverse proxy), names compare case-insensitively,
 malformed values are refused, and every refusal says which flag or header
 would allow the request. Bodies are read up front with a size and time limit,
 and a connection that sends no request line in time is closed, so slow or
-idle clients cannot hold the server.
+idle clients cannot hold the server. ``listen`` binds the port before
+anything is printed, and ``AnnouncingServer`` says "serving" only once
+uvicorn accepts connections.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import ipaddress
 import json
 import logging
 import os
 import re
+import socket
+from collections.abc import Callable
 
+import uvicorn
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -37,6 +43,7 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 WILDCARDS = {"0.0.0.0", "::"}
 DEFAULT_PORTS = {"http": 80, "https": 443}
 SINGLE_HEADERS = (b"authorization", b"origin", b"host")
+BACKLOG = 2048  # uvicorn's default
 
 _HOST = r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_.-]+))(?::(?P<port>[0-9]{1,5}))?"
 _HOST_HEADER = re.compile(_HOST, re.IGNORECASE)
@@ -100,6 +107,67 @@ def parse_allowed_host(value: str) -> tuple[str, int | None]:
 
 def _shown(name: str) -> str:
     return f"[{name}]" if ":" in name else name
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for ``host:port``, bound before anything is printed (as asyncio would bind them).
+
+    Raises ``OSError`` (a port in use, an unknown name) for ``bind_error`` to put in one line.
+    """
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    unavailable: OSError | None = None
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                sock.close()
+                if exc.errno != errno.EADDRNOTAVAIL:
+                    raise
+                unavailable = exc  # e.g. '::1' for localhost without IPv6: asyncio skips it too
+                continue
+            sockets.append(sock)
+            sock.listen(BACKLOG)
+        if not sockets:
+            raise unavailable or OSError(errno.EADDRNOTAVAIL, f"no address for {host}")
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def bind_error(exc: OSError, host: str, port: int) -> str:
+    """One line saying why ``host:port`` cannot be served and what to do instead."""
+    if isinstance(exc, socket.gaierror):
+        why = f"'{host}' is not an address of this machine; use an IP address such as 127.0.0.1"
+    elif exc.errno == errno.EADDRINUSE:
+        why = "the port is already in use by another program; choose another with --port"
+    elif exc.errno == errno.EACCES:
+        why = "permission denied (ports below 1024 need privileges); choose another with --port"
+    elif exc.errno == errno.EADDRNOTAVAIL:
+        why = f"this machine has no address {host}; use 127.0.0.1 or one of its own addresses"
+    else:
+        why = exc.strerror or str(exc)
+    return f"cannot serve on {_shown(host)}:{port}: {why}"
+
+
+class AnnouncingServer(uvicorn.Server):
+    """uvicorn's server, calling ``announce`` once it accepts connections (not before, and not on failure)."""
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and not self.should_exit:
+            self.announce()
 
 
 async def _respond(send, status: int, payload: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:

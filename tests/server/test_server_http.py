@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -308,6 +309,28 @@ def test_startup_line_says_where_it_serves(tmp_path):
         assert f"serving {url}" in log.read_text()
 
 
+def test_the_startup_line_comes_only_once_the_server_answers(tmp_path):
+    """Scripts wait for 'serving' and connect at once: that first request must be answered."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()  # blocks until the server says something
+        assert line.startswith("serving "), line
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()  # not refused
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert rpc_result(post(f"http://127.0.0.1:{port}/mcp", ping)) == {}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def serve_on_port(port: str) -> subprocess.CompletedProcess:
     """Start the HTTP server on ``port`` and wait for it to exit (these tests expect it to refuse)."""
     return subprocess.run(
@@ -330,9 +353,38 @@ def test_invalid_port_is_one_line_and_nonzero_exit():
 def test_port_in_use_is_one_clear_line(open_server):
     port = open_server.rsplit(":", 1)[1].split("/")[0]
     proc = serve_on_port(port)
-    assert proc.returncode != 0
-    assert "Traceback" not in proc.stderr
-    assert f"cannot serve on 127.0.0.1:{port}" in proc.stderr
+    assert proc.returncode == 1
+    [line] = proc.stderr.strip().splitlines()  # nothing says "serving" first, no uvicorn ERROR line
+    assert f"cannot serve on 127.0.0.1:{port}" in line and "already in use" in line and "--port" in line
+
+
+def test_sigterm_stops_the_http_server_and_leaves_its_rows_in_the_database_file(tmp_path):
+    db = tmp_path / "gaps.db"
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)}
+    command = [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)]
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(proc, port)
+        request = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "request_capability", "arguments": {"capability": "teleport the user"}},
+        }
+        result = rpc_result(post(f"http://127.0.0.1:{port}/mcp", request))
+        assert json.loads(result["content"][0]["text"])["recorded"] is True
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert "Traceback" not in proc.stderr.read().decode()
+    copy = tmp_path / "copy.sqlite3"
+    copy.write_bytes(db.read_bytes())  # the main file alone, without -wal
+    with sqlite3.connect(copy) as conn:
+        assert [r[0] for r in conn.execute("SELECT capability FROM requests")] == ["teleport the user"]
 
 
 def test_ctrl_c_with_a_request_still_open_exits_cleanly(tmp_path):
