@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+from typing import NoReturn
 
 TOKEN_ENV = "AGENT_CAPABILITIES_TOKEN"
 
@@ -27,8 +29,25 @@ def _port(text: str) -> int:
     return value
 
 
+def _allowed_host(text: str) -> str:
+    from .http import parse_allowed_host
+
+    try:
+        parse_allowed_host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve stdio (default) or streamable HTTP. Logs go to stderr; stdout is the protocol's."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while still starting: nothing to save yet, and no traceback
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     from engine import package_version
 
     parser = _Parser(
@@ -43,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         "--allow-host",
         action="append",
         default=[],
-        metavar="HOST",
-        help="another host name to accept in the Host and Origin headers over HTTP (repeatable)",
+        type=_allowed_host,
+        metavar="HOST[:PORT]",
+        help="another host to accept in the Host and Origin headers over HTTP (repeatable); "
+        "without a port it is accepted on the server's port and on 80/443 (behind a proxy)",
     )
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.add_argument(
@@ -68,21 +89,35 @@ def main(argv: list[str] | None = None) -> int:
 
     from .server import build_server
 
-    server = build_server(GapLog(enabled=False) if args.no_log else None)
+    gap_log = GapLog(enabled=False) if args.no_log else GapLog()
+    server = build_server(gap_log)
     if args.transport == "stdio":
         import anyio
 
         from .stdio import serve_stdio
 
         try:
-            anyio.run(serve_stdio, server)
+            anyio.run(serve_stdio, server, lambda signum: _finish(gap_log, 0))
         except KeyboardInterrupt:
             pass
-        _exit_now(0)
-    return _serve_http(server, args)
+        _finish(gap_log, 0)
+    return _serve_http(server, args, gap_log)
 
 
-def _exit_now(code: int) -> None:
+def _finish(gap_log, code: int) -> NoReturn:
+    """End the process on every exit path: the gap log's rows folded into its file, then ``_exit_now``.
+
+    Without the close, rows stay in ``gaps.sqlite3-wal`` after exit and a copy
+    of the database file alone has none of them.
+    """
+    try:
+        gap_log.close()
+    except Exception as exc:  # noqa: BLE001 - the rows are safe in the WAL; exiting matters more
+        logging.getLogger("server").warning("gap log not closed cleanly: %s", exc)
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> NoReturn:
     """Leave without interpreter teardown, once every answer is written and every gap-log write committed.
 
     onnxruntime's thread pool, created by the warm-up thread, can abort the
@@ -95,23 +130,40 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def _serve_http(server, args) -> int:
+def _serve_http(server, args, gap_log) -> int:
     import uvicorn
 
-    from .http import KEEP_ALIVE_TIMEOUT, BoundedH11Protocol, QuietShutdown, http_app, is_loopback
+    from .http import (
+        KEEP_ALIVE_TIMEOUT,
+        AnnouncingServer,
+        BoundedH11Protocol,
+        QuietShutdown,
+        bind_error,
+        http_app,
+        is_loopback,
+        listen,
+    )
 
     token = os.environ.get(TOKEN_ENV) or None
     app = http_app(server, host=args.host, port=args.port, token=token, allowed_hosts=args.allow_host)
+    try:
+        sockets = listen(args.host, args.port)  # a port in use is one line, before anything says "serving"
+    except OSError as exc:
+        sys.stderr.write(f"agent-capabilities-mcp: {bind_error(exc, args.host, args.port)}\n")
+        _finish(gap_log, 1)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     if is_loopback(args.host):
-        access = "loopback clients only"
+        access = "loopback clients only" + (f"; they need the bearer token ({TOKEN_ENV})" if token else "")
     elif token:
         names = ", ".join(args.allow_host) or "none yet (add with --allow-host)"
         access = f"remote clients need the bearer token and an allowed Host: {names}"
     else:
         access = f"remote clients are refused until {TOKEN_ENV} is set; loopback clients only"
-    sys.stderr.write(f"serving http://{shown}:{args.port}/mcp ({access})\n")
-    sys.stderr.flush()
+
+    def announce() -> None:
+        sys.stderr.write(f"serving http://{shown}:{args.port}/mcp ({access})\n")
+        sys.stderr.flush()
+
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -122,12 +174,19 @@ def _serve_http(server, args) -> int:
         timeout_graceful_shutdown=2,
     )
     logging.getLogger("uvicorn.error").addFilter(QuietShutdown())
+    # uvicorn re-raises the signal that stopped it once it has shut down; SIGTERM's default
+    # action would then kill the process before the gap log is closed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     code = 0
     try:
-        uvicorn.Server(config).run()
+        AnnouncingServer(config, announce).run(sockets=sockets)
     except KeyboardInterrupt:
         pass
-    except (OSError, SystemExit) as exc:
-        code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code else 1
-        sys.stderr.write(f"agent-capabilities-mcp: cannot serve on {args.host}:{args.port}: {exc}\n")
-    _exit_now(code)
+    except SystemExit as exc:  # uvicorn's own start-up failure; it has logged why
+        code = exc.code if isinstance(exc.code, int) and exc.code else 1
+        sys.stderr.write(f"agent-capabilities-mcp: cannot serve on {shown}:{args.port}; see above\n")
+    finally:
+        for sock in sockets:
+            sock.close()
+    _finish(gap_log, code)
+    return code

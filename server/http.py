@@ -1,23 +1,31 @@
 """Streamable HTTP: Host/Origin checks, an optional bearer token, and bounded connections.
 
-The SDK's own DNS-rebinding check is replaced by ``Gate`` so that
-``--allow-host NAME`` accepts NAME with or without a port, names compare
-case-insensitively, and every refusal says which flag or header would allow
-the request. Bodies are read up front with a size and time limit, and a
-connection that sends no request line in time is closed, so slow or idle
-clients cannot hold the server.
+The SDK's own DNS-rebinding check is replaced by ``Gate``: Host and Origin
+must name an accepted host *and* port (the server's own port, or one given
+as ``--allow-host NAME:PORT``; ``--allow-host NAME`` also accepts the default
+ports 80 and 443, for a reverse proxy), names compare case-insensitively,
+malformed values are refused, and every refusal says which flag or header
+would allow the request. Bodies are read up front with a size and time limit,
+and a connection that sends no request line in time is closed, so slow or
+idle clients cannot hold the server. ``listen`` binds the port before
+anything is printed, and ``AnnouncingServer`` says "serving" only once
+uvicorn accepts connections.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import ipaddress
 import json
 import logging
 import os
-from urllib.parse import urlsplit
+import re
+import socket
+from collections.abc import Callable
 
+import uvicorn
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -32,7 +40,18 @@ HEADER_TIMEOUT = BODY_TIMEOUT  # seconds from connect to a complete request head
 KEEP_ALIVE_TIMEOUT = 5  # idle seconds between requests on one connection
 STREAM_LIMIT = 300.0  # longest a single response (e.g. an idle GET stream) may stay open
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+WILDCARDS = {"0.0.0.0", "::"}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 SINGLE_HEADERS = (b"authorization", b"origin", b"host")
+BACKLOG = 2048  # uvicorn's default
+
+_HOST = r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_.-]+))(?::(?P<port>[0-9]{1,5}))?"
+_HOST_HEADER = re.compile(_HOST, re.IGNORECASE)
+_ORIGIN = re.compile(rf"(?P<scheme>https?)://{_HOST}/?", re.IGNORECASE)
+BEARER_HINT = (
+    "send the header 'Authorization: Bearer <token>', where <token> is the value of "
+    f"{TOKEN_ENV} the server was started with"
+)
 
 
 def is_loopback(host: str) -> bool:
@@ -44,14 +63,111 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def split_host(value: str) -> str:
-    """'Example.COM:8000' -> 'example.com'; '[::1]:8000' -> '::1'."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    if value.count(":") == 1:
-        return value.split(":", 1)[0]
-    return value
+def _host_port(match: re.Match) -> tuple[str, int | None] | None:
+    port = int(match["port"]) if match["port"] else None
+    if port is not None and not 0 < port < 65536:
+        return None
+    return (match["v6"] or match["name"]).lower(), port
+
+
+def parse_host(value: str) -> tuple[str, int | None] | None:
+    """A Host header as (name, port or None): 'Example.COM:8000' -> ('example.com', 8000); None if malformed.
+
+    Strict on purpose: 'localhost:8000.evil.com' or 'localhost:80@evil.com'
+    are not a host and a port, whatever a lax split would make of them.
+    """
+    match = _HOST_HEADER.fullmatch(value.strip())
+    return _host_port(match) if match else None
+
+
+def parse_origin(value: str) -> tuple[str, int] | None:
+    """An Origin header as (name, port), the port filled in from the scheme; None if malformed or 'null'."""
+    match = _ORIGIN.fullmatch(value.strip())
+    if not match:
+        return None
+    parsed = _host_port(match)
+    if parsed is None:
+        return None
+    name, port = parsed
+    return name, port if port is not None else DEFAULT_PORTS[match["scheme"].lower()]
+
+
+def parse_allowed_host(value: str) -> tuple[str, int | None]:
+    """An ``--allow-host`` value as (name, port or None); raises ValueError saying what is accepted."""
+    text = value.strip()
+    if text.count(":") > 1 and not text.startswith("["):
+        text = f"[{text}]"  # a bare IPv6 address: every colon belongs to the address
+    parsed = parse_host(text)
+    if parsed is None:
+        raise ValueError(
+            f"'{value}' is not a host name; give NAME or NAME:PORT, e.g. mybox.local or mybox.local:8443"
+        )
+    return parsed
+
+
+def _shown(name: str) -> str:
+    return f"[{name}]" if ":" in name else name
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for ``host:port``, bound before anything is printed (as asyncio would bind them).
+
+    Raises ``OSError`` (a port in use, an unknown name) for ``bind_error`` to put in one line.
+    """
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    unavailable: OSError | None = None
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                sock.close()
+                if exc.errno != errno.EADDRNOTAVAIL:
+                    raise
+                unavailable = exc  # e.g. '::1' for localhost without IPv6: asyncio skips it too
+                continue
+            sockets.append(sock)
+            sock.listen(BACKLOG)
+        if not sockets:
+            raise unavailable or OSError(errno.EADDRNOTAVAIL, f"no address for {host}")
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def bind_error(exc: OSError, host: str, port: int) -> str:
+    """One line saying why ``host:port`` cannot be served and what to do instead."""
+    if isinstance(exc, socket.gaierror):
+        why = f"'{host}' is not an address of this machine; use an IP address such as 127.0.0.1"
+    elif exc.errno == errno.EADDRINUSE:
+        why = "the port is already in use by another program; choose another with --port"
+    elif exc.errno == errno.EACCES:
+        why = "permission denied (ports below 1024 need privileges); choose another with --port"
+    elif exc.errno == errno.EADDRNOTAVAIL:
+        why = f"this machine has no address {host}; use 127.0.0.1 or one of its own addresses"
+    else:
+        why = exc.strerror or str(exc)
+    return f"cannot serve on {_shown(host)}:{port}: {why}"
+
+
+class AnnouncingServer(uvicorn.Server):
+    """uvicorn's server, calling ``announce`` once it accepts connections (not before, and not on failure)."""
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and not self.should_exit:
+            self.announce()
 
 
 async def _respond(send, status: int, payload: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
@@ -73,10 +189,37 @@ async def _respond(send, status: int, payload: dict, headers: list[tuple[bytes, 
 class Gate:
     """ASGI middleware in front of the MCP app: header sanity, Host/Origin, token, body limits."""
 
-    def __init__(self, app, *, bind_host: str, allowed_hosts: list[str], token: str | None) -> None:
+    def __init__(
+        self, app, *, bind_host: str, port: int, allowed_hosts: list[str], token: str | None
+    ) -> None:
         self.app = app
+        self.port = port
         self.token = token.encode() if token else None
-        self.allowed = {split_host(h) for h in [*LOOPBACK, bind_host, *allowed_hosts]} - {"0.0.0.0", "::"}
+        own = {name for name, _ in map(parse_allowed_host, [*LOOPBACK, bind_host])} - WILDCARDS
+        # (name, port) pairs accepted; names given without a port also take the default ports (a proxy).
+        self.accepted = {(name, port) for name in own}
+        self.proxied: set[str] = set()
+        for entry in allowed_hosts:
+            name, given = parse_allowed_host(entry)
+            self.accepted.add((name, given or port))
+            if given is None:
+                self.proxied.add(name)
+        self.names = {name for name, _ in self.accepted}
+
+    def _accepts(self, name: str, port: int) -> bool:
+        return (name, port) in self.accepted or (name in self.proxied and port in DEFAULT_PORTS.values())
+
+    def _refusal(self, what: str, raw: str, name: str, port: int, explicit: bool) -> str:
+        """Why a Host or Origin is refused, and the --allow-host value that would accept it."""
+        default = not explicit and port in DEFAULT_PORTS.values()
+        flag = _shown(name) if port == self.port or default else f"{_shown(name)}:{port}"
+        if name not in self.names:
+            why = f"{what} '{raw}' is not allowed"
+        elif default:
+            why = f"{what} '{raw}' has no port, so port {port}, but this server listens on port {self.port}"
+        else:
+            why = f"{what} '{raw}' names port {port}, but this server listens on port {self.port}"
+        return f"{why}; start the server with --allow-host {flag} to accept it"
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -108,36 +251,12 @@ class Gate:
         values = {key.decode("latin-1"): value.decode("latin-1") for key, value in headers}
         path = scope.get("path", "")
         if path.startswith("/.well-known/") or path == "/register":
-            # No OAuth here: a 404 tells OAuth-capable clients to use a plain bearer token.
-            await _respond(
-                send, 404, {"error": "not_found", "error_description": "this server has no OAuth endpoints"}
-            )
+            await self._no_oauth(send)
             return
-        host = split_host(values.get("host", ""))
-        if host not in self.allowed:
-            await _respond(
-                send,
-                421,
-                {
-                    "error": f"Host '{host}' is not allowed; "
-                    f"start the server with --allow-host {host} to accept it"
-                },
-            )
+        refusal = self._check_host(values.get("host", "")) or self._check_origin(values.get("origin"))
+        if refusal:
+            await _respond(send, *refusal)
             return
-        origin = values.get("origin")
-        if origin:
-            parts = urlsplit(origin)
-            if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() not in self.allowed:
-                name = parts.hostname or origin
-                await _respond(
-                    send,
-                    403,
-                    {
-                        "error": f"Origin '{origin}' is not allowed; "
-                        f"start the server with --allow-host {name} to accept it"
-                    },
-                )
-                return
         client = (scope.get("client") or ("", 0))[0]
         if self.token is None and client and not is_loopback(client):
             await _respond(
@@ -150,10 +269,14 @@ class Gate:
                 401,
                 {
                     "error": "invalid_token",
-                    "error_description": "this server needs a bearer token: send the header "
-                    "'Authorization: Bearer <token>' with the token the server was started with",
+                    "error_description": f"this server needs a bearer token: {BEARER_HINT}",
                 },
-                [(b"www-authenticate", b'Bearer error="invalid_token"')],
+                [
+                    (
+                        b"www-authenticate",
+                        f'Bearer error="invalid_token", error_description="{BEARER_HINT}"'.encode(),
+                    )
+                ],
             )
             return
         if scope.get("method") == "POST":
@@ -165,6 +288,47 @@ class Gate:
                 await self.app(scope, receive, send)
         except TimeoutError:
             log.info("closed a response that stayed open longer than %.0f s", STREAM_LIMIT)
+
+    async def _no_oauth(self, send) -> None:
+        """Answer OAuth discovery and registration with what to do instead.
+
+        An OAuth-capable client that got no token (the TypeScript SDK with an
+        ``authProvider``, Claude Code) looks for metadata, finds none, falls
+        back to registering at ``/register``, and shows that answer's
+        ``error_description``: so it says to send the bearer header. The 404
+        keeps such clients from starting an OAuth flow this server cannot finish.
+        """
+        if self.token is None:
+            description = "this server has no OAuth and needs no token: connect to /mcp without authorization"
+        else:
+            description = f"this server has no OAuth: it takes a fixed bearer token; {BEARER_HINT}"
+        await _respond(send, 404, {"error": "not_found", "error_description": description})
+
+    def _check_host(self, raw: str) -> tuple[int, dict] | None:
+        """None when the Host header names an accepted host and port, else (status, body)."""
+        parsed = parse_host(raw)
+        if parsed is None:
+            return 421, {"error": f"Host header '{raw}' is malformed; send HOST or HOST:PORT"}
+        name, port = parsed
+        effective = port if port is not None else DEFAULT_PORTS["http"]
+        if self._accepts(name, effective):
+            return None
+        return 421, {"error": self._refusal("Host", raw, name, effective, explicit=port is not None)}
+
+    def _check_origin(self, raw: str | None) -> tuple[int, dict] | None:
+        """None when there is no Origin or it names an accepted host and port, else (status, body)."""
+        if not raw:
+            return None
+        parsed = parse_origin(raw)
+        if parsed is None:
+            return 403, {
+                "error": f"Origin '{raw}' is not allowed: only http(s)://HOST[:PORT] origins can be accepted"
+            }
+        name, port = parsed
+        if self._accepts(name, port):
+            return None
+        explicit = _ORIGIN.fullmatch(raw.strip())["port"] is not None
+        return 403, {"error": self._refusal("Origin", raw, name, port, explicit)}
 
     def _authorized(self, header: str) -> bool:
         scheme, _, given = header.strip().partition(" ")
@@ -236,4 +400,4 @@ def http_app(server: MCPServer, *, host: str, port: int, token: str | None, allo
     """The streamable-HTTP ASGI app behind ``Gate``."""
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(transport_security=security, host=host, stateless_http=True)
-    return Gate(app, bind_host=host, allowed_hosts=allowed_hosts, token=token)
+    return Gate(app, bind_host=host, port=port, allowed_hosts=allowed_hosts, token=token)

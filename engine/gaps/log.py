@@ -1,9 +1,12 @@
 """The gap log: a local SQLite file of capability requests and silent misses.
 
 One file (``AGENT_CAPABILITIES_DB`` or the user's data directory), WAL mode,
-every write committed with ``synchronous=FULL`` before a method returns.
-Recording never breaks a lookup: when the file cannot be used, recording
-turns off with one warning and the methods say nothing was recorded.
+every write committed with ``synchronous=FULL`` before a method returns, and
+the WAL folded back into the file on ``close`` (a copy of the file alone then
+holds every row). Recording never breaks a lookup: when the file cannot be
+used, recording turns off with one warning and the methods say nothing was
+recorded; when another program holds a lock on it, writes wait briefly, are
+skipped while the lock lasts, and resume once it is gone.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from ..common.text import clean_text
 from ..errors import GapLogError, InvalidQueryError, RateLimitError
 
 log = logging.getLogger("engine")
@@ -37,6 +41,13 @@ MAX_TOOL_CHARS = 64
 MAX_NEAREST = 5
 DEDUP_SECONDS = 24 * 3600
 MAX_ROWS = 100_000
+# A lock held by another program: an explicit request waits up to the log's busy_timeout (this by
+# default), a silent miss (on the lookup path) at most MISS_BUSY_TIMEOUT, and after a write found
+# the file locked, silent misses are skipped for BUSY_RETRY_SECONDS instead of each waiting again.
+BUSY_TIMEOUT = 1.0
+MISS_BUSY_TIMEOUT = 0.25
+BUSY_RETRY_SECONDS = 10.0
+CLOSE_BUSY_TIMEOUT = 0.5  # longest the checkpoint at close waits for another connection
 
 # Each entry moves the schema one version up; PRAGMA user_version counts the applied ones.
 # Append new steps, never edit old ones: a user's file may be at any earlier version.
@@ -94,9 +105,11 @@ def strip_controls(text: str, *, keep_newlines: bool = False) -> str:
 
     Format characters (zero-width, bidi overrides) go too: they could make a
     logged phrase print differently from what it is in a maintainer's terminal.
+    Lone surrogates (a JavaScript string cut inside an emoji) become U+FFFD:
+    SQLite cannot store them, and the rest of the text stays readable.
     """
     out = []
-    for ch in text:
+    for ch in clean_text(text):
         if ch == "\n" and keep_newlines:
             out.append(ch)
         elif ch in "\t\r\n\v\f":
@@ -185,13 +198,21 @@ class _RateLimiter:
         return True
 
 
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """True for "database is locked/busy": another connection holds the lock, nothing is broken."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 def _nearest_json(nearest: Iterable[dict] | None) -> str:
     """Keep only names and confidences of the first few candidates: nothing else goes in the log."""
     rows = []
     for item in list(nearest or ())[:MAX_NEAREST]:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             confidence = item.get("matchConfidence", item.get("confidence"))
-            row: dict = {"name": item["name"][:MAX_CAPABILITY_CHARS]}
+            row: dict = {"name": clean_text(item["name"][:MAX_CAPABILITY_CHARS])}
             if isinstance(confidence, (int, float)):
                 row["matchConfidence"] = round(float(confidence), 3)
             rows.append(row)
@@ -216,7 +237,7 @@ class GapLog:
         rate_limit: int | None = 60,
         rate_window: float = 60.0,
         max_rows: int = MAX_ROWS,
-        busy_timeout: float = 5.0,
+        busy_timeout: float = BUSY_TIMEOUT,
     ) -> None:
         self.path = Path(path) if path is not None else default_db_path()
         self.enabled = not logging_disabled() if enabled is None else bool(enabled)
@@ -231,36 +252,34 @@ class GapLog:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._warned = False
+        self._busy_since: float | None = None  # clock time of the write that found the file locked
 
     # -- connection -------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
-        """Open, switch to WAL and migrate, retrying a busy database until ``busy_timeout`` runs out.
+    def _connect(self, wait: float) -> sqlite3.Connection:
+        """Open, switch to WAL and migrate, retrying a busy database for ``wait`` seconds.
 
         SQLite does not always wait on its busy handler while two processes
         open the same new file at once (the switch to WAL and the first read
         of the shared-memory index can report "database is locked" at once),
-        so a lock seen here is retried for as long as a write would wait.
+        so a lock seen here is retried for as long as the write would wait.
         """
-        deadline = time.monotonic() + self.busy_timeout
+        deadline = time.monotonic() + wait
         delay = 0.01
         while True:
             try:
-                return self._open()
+                return self._open(wait)
             except sqlite3.OperationalError as exc:
-                busy = "locked" in str(exc) or "busy" in str(exc)
-                if not busy or time.monotonic() + delay > deadline:
+                if not _is_busy(exc) or time.monotonic() + delay > deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 0.2)
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self, wait: float) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(
-            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        conn = sqlite3.connect(self.path, timeout=wait, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise sqlite3.OperationalError(f"cannot switch to WAL mode (journal mode is {mode})")
@@ -304,11 +323,27 @@ class GapLog:
             log.warning("capability gap recording is off: %s", reason)
 
     def close(self) -> None:
-        """Close the connection (the next write reopens it)."""
-        with self._lock:
+        """Fold the WAL back into the file and close the connection (the next write reopens it).
+
+        SQLite checkpoints by itself only when the last connection to the file
+        closes; with another process still attached, the rows would stay in
+        ``-wal`` and a copy of the file alone would miss them. A checkpoint the
+        other process blocks is skipped after ``CLOSE_BUSY_TIMEOUT``: the rows
+        are safe in the WAL either way.
+        """
+        if not self._lock.acquire(timeout=self.busy_timeout + CLOSE_BUSY_TIMEOUT + 1):
+            log.warning("gap log %s: a write is still running; closing without a checkpoint", self.path)
+            return
+        try:
             if self._conn is not None:
-                self._conn.close()
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute(f"PRAGMA busy_timeout = {int(CLOSE_BUSY_TIMEOUT * 1000)}")
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.close()
                 self._conn = None
+        finally:
+            self._lock.release()
 
     def __enter__(self) -> GapLog:
         return self
@@ -343,7 +378,7 @@ class GapLog:
             )
         key = (normalize(text), agent)
         row = {"capability": text, "context": context, "state": state, "nearest": _nearest_json(nearest)}
-        return self._write("requests", key, row, now)
+        return self._write("requests", key, row, now, self.busy_timeout)
 
     def record_miss(
         self, query: str, *, tool: str, agent: str | None = None, nearest: Iterable[dict] | None = None
@@ -362,19 +397,28 @@ class GapLog:
         else:
             agent = None
         now = self.clock()
+        if self._waiting_for_lock(now):
+            return RecordStatus(False, reason=self._busy_reason())
         if not self._limits["misses"].allow(now):
             return RecordStatus(False, reason="rate limit reached; miss not recorded")
         key = (normalize(text), agent, tool)
-        return self._write("misses", key, {"query": text, "nearest": _nearest_json(nearest)}, now)
+        wait = min(self.busy_timeout, MISS_BUSY_TIMEOUT)
+        return self._write("misses", key, {"query": text, "nearest": _nearest_json(nearest)}, now, wait)
 
-    def _write(self, table: str, key: tuple, row: dict, now: float) -> RecordStatus:
-        """Run one upsert in its own transaction; any storage failure turns recording off."""
+    def _write(self, table: str, key: tuple, row: dict, now: float, wait: float) -> RecordStatus:
+        """Run one upsert in its own transaction, waiting at most ``wait`` seconds for a lock.
+
+        A lock held by another program skips this write and leaves recording
+        on (the next write tries again); any other storage failure turns
+        recording off.
+        """
         with self._lock:
             if not self.enabled:
                 return RecordStatus(False, reason=self.disabled_reason)
             try:
                 if self._conn is None:
-                    self._conn = self._connect()
+                    self._conn = self._connect(wait)
+                self._conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     count = self._upsert(self._conn, table, key, row, now)
@@ -383,10 +427,34 @@ class GapLog:
                     with contextlib.suppress(sqlite3.Error):
                         self._conn.execute("ROLLBACK")
                     raise
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    self._disable(f"cannot write to {self.path} ({exc})")
+                    return RecordStatus(False, reason=self.disabled_reason)
+                if self._busy_since is None:
+                    log.warning(
+                        "capability gap recording is paused: %s is locked by another program (%s); "
+                        "retrying while it stays locked",
+                        self.path,
+                        exc,
+                    )
+                self._busy_since = now
+                return RecordStatus(False, reason=self._busy_reason())
             except (sqlite3.Error, OSError, GapLogError) as exc:
                 self._disable(f"cannot write to {self.path} ({exc})")
                 return RecordStatus(False, reason=self.disabled_reason)
+            if self._busy_since is not None:
+                self._busy_since = None
+                log.warning("capability gap recording resumed: %s is no longer locked", self.path)
         return RecordStatus(True, count=count)
+
+    def _waiting_for_lock(self, now: float) -> bool:
+        """True while a recent write found the file locked (silent misses then skip SQLite entirely)."""
+        since = self._busy_since
+        return since is not None and since <= now < since + BUSY_RETRY_SECONDS
+
+    def _busy_reason(self) -> str:
+        return f"{self.path} is locked by another program; recording resumes once it is free"
 
     def _upsert(self, conn: sqlite3.Connection, table: str, key: tuple, row: dict, now: float) -> int:
         """Count a repeat within 24 hours of its first sighting, else insert; return the new count."""

@@ -6,7 +6,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -203,6 +202,18 @@ def test_control_characters_are_stripped_before_storing(gap_log, db):
     assert row["context"] == "line one\nline two"
 
 
+def test_lone_surrogates_are_stored_as_replacement_characters_not_an_encoding_error(gap_log, db):
+    # JavaScript's JSON.stringify writes a string cut inside an emoji as a lone surrogate escape.
+    answer = gaps.request_capability(gap_log, "voice \udfff input", context="cut \ud83d")
+    assert answer["recorded"] is True
+    status = gap_log.record_miss("teleport \ud800 me", tool="lookup_capability", agent="cl\udc00aude")
+    assert status.recorded is True
+    [request] = rows(db)
+    assert (request["capability"], request["context"]) == ("voice \ufffd input", "cut \ufffd")
+    [miss] = rows(db, "misses")
+    assert (miss["query"], miss["agent"]) == ("teleport \ufffd me", "cl\ufffdaude")
+
+
 def test_empty_capability_after_stripping_is_rejected(gap_log):
     with pytest.raises(InvalidQueryError, match="empty"):
         gap_log.record_request("\x00\x01  \u200b")
@@ -304,17 +315,72 @@ def test_unwritable_directory_turns_recording_off(tmp_path, caplog):
     assert_off_with_one_warning(GapLog(tmp_path / "not-a-dir" / "gaps.sqlite3", enabled=True), caplog)
 
 
-def test_locked_database_turns_recording_off_after_the_busy_timeout(gap_log, db, caplog):
+def test_a_locked_database_skips_writes_and_recording_resumes_once_it_is_free(gap_log, db, clock, caplog):
     gap_log.record_request("voice input")
+    log = GapLog(db, enabled=True, clock=clock, busy_timeout=0.05)
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        started = time.monotonic()
-        assert_off_with_one_warning(GapLog(db, enabled=True, busy_timeout=0.2), caplog)
-        assert time.monotonic() - started < 3
+        with caplog.at_level(logging.WARNING, logger="engine"):
+            first = log.record_miss("jupyter", tool="lookup_capability")
+            request = log.record_request("voice output")
+            answer = gaps.request_capability(log, "web search", "claude-code")
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+    assert (first.recorded, request.recorded, answer["recorded"]) == (False, False, False)
+    assert "locked" in first.reason and "locked" in answer["acknowledgement"]
+    assert answer["state"] == "available"
+    assert log.enabled  # a lock is not a broken file: recording stays on
+    warnings = [r.getMessage() for r in caplog.records if r.name == "engine" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "locked" in warnings[0]
+    assert log.record_request("voice output").recorded  # the lock is gone: the next request lands
+    assert log.record_miss("jupyter", tool="lookup_capability").recorded
+    assert [r["capability"] for r in rows(db)] == ["voice input", "voice output"]
+
+
+def test_while_the_database_is_locked_silent_misses_do_not_wait_on_it_again(db, clock, monkeypatch):
+    log = GapLog(db, enabled=True, clock=clock, busy_timeout=0.05)
+    assert log.record_miss("first", tool="lookup_capability").recorded
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        assert not log.record_miss("second", tool="lookup_capability").recorded
+        attempts = []
+        real_write = GapLog._write
+        monkeypatch.setattr(GapLog, "_write", lambda self, *a: attempts.append(a) or real_write(self, *a))
+        skipped = log.record_miss("third", tool="lookup_capability")
+        assert not skipped.recorded and "locked" in skipped.reason
+        assert attempts == []  # skipped without touching SQLite
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    clock.advance(1)  # an hour later the miss path tries again
+    assert log.record_miss("fourth", tool="lookup_capability").recorded
+    assert [r["query"] for r in rows(db, "misses")] == ["first", "fourth"]
+
+
+def test_writes_wait_on_a_locked_database_a_second_at_most_and_lookups_a_quarter(db, monkeypatch):
+    waits = []
+    real_write = GapLog._write
+    monkeypatch.setattr(GapLog, "_write", lambda self, *a: waits.append(a[4]) or real_write(self, *a))
+    log = GapLog(db, enabled=True)
+    log.record_miss("jupyter", tool="lookup_capability")  # what a lookup that found nothing does
+    log.record_request("voice input")
+    assert waits == [0.25, 1.0]
+
+
+def test_close_folds_the_wal_into_the_file_even_with_another_connection_open(gap_log, db, tmp_path):
+    gap_log.record_request("voice input")
+    other = sqlite3.connect(db)  # another process's connection: SQLite would not checkpoint on its own
+    try:
+        other.execute("SELECT count(*) FROM requests").fetchone()
+        gap_log.close()
+        copy = tmp_path / "copy.sqlite3"
+        copy.write_bytes(db.read_bytes())  # the main file alone, as a backup or a move would take it
+    finally:
+        other.close()
+    assert [r["capability"] for r in rows(copy)] == ["voice input"]
 
 
 def test_newer_schema_turns_recording_off(db, caplog):

@@ -11,6 +11,7 @@ import sys
 import time
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 
 import engine
@@ -116,6 +117,53 @@ def test_no_log_flag_writes_nothing(tmp_path):
     answer = json.loads([line for line in proc.stdout.splitlines() if '"id":2' in line][0])
     assert json.loads(answer["result"]["content"][0]["text"])["recorded"] is False
     assert not db.exists()
+
+
+def rows_in_a_copy_of_the_main_file(db, tmp_path) -> list[str]:
+    """The requests a backup of the database file alone would hold (no -wal, no -shm beside it)."""
+    copy = tmp_path / "copy.sqlite3"
+    copy.write_bytes(db.read_bytes())
+    with sqlite3.connect(copy) as conn:
+        return [row[0] for row in conn.execute("SELECT capability FROM requests")]
+
+
+@pytest.mark.parametrize("ending", ["stdin closes", "SIGINT", "SIGTERM"])
+def test_the_stdio_server_ends_at_once_and_leaves_its_rows_in_the_database_file(tmp_path, ending):
+    """One Ctrl-C (or a host's SIGINT or SIGTERM) ends the server, and no row is left only in the WAL."""
+    db = tmp_path / "gaps.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    reader = LineReader(proc.stdout)
+    try:
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "request_capability", "arguments": {"capability": "teleport the user"}},
+        }
+        for message in (INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call):
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+        answer = json.loads(reader.wait_for_id(2)["result"]["content"][0]["text"])
+        assert answer["recorded"] is True
+        if ending == "stdin closes":
+            proc.stdin.close()
+        else:
+            proc.send_signal(getattr(signal, ending))  # stdin stays open, as a host's pipe does
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert "Traceback" not in proc.stderr.read().decode()
+    assert rows_in_a_copy_of_the_main_file(db, tmp_path) == ["teleport the user"]
 
 
 def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_path):

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -167,7 +168,8 @@ def test_request_from_the_servers_own_origin_is_served(open_server):
 def test_request_without_token_is_unauthorized(token_server):
     response = post(token_server, LOOKUP_MCP)
     assert response.status_code == 401
-    assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith('Bearer error="invalid_token"') and "AGENT_CAPABILITIES_TOKEN" in challenge
     body = response.json()
     assert body["error"] == "invalid_token"
     assert "Authorization: Bearer" in body["error_description"]
@@ -205,7 +207,7 @@ def test_bearer_scheme_is_case_insensitive(token_server):
     assert result["isError"] is False
 
 
-def test_oauth_discovery_paths_answer_404_even_with_a_token(token_server):
+def test_oauth_discovery_paths_answer_404_telling_to_send_the_bearer_header(token_server):
     base = token_server.removesuffix("/mcp")
     for path in (
         "/.well-known/oauth-protected-resource",
@@ -214,6 +216,7 @@ def test_oauth_discovery_paths_answer_404_even_with_a_token(token_server):
     ):
         response = httpx2.get(base + path, timeout=CALL_TIMEOUT)
         assert response.status_code == 404, path
+        assert "Authorization: Bearer <token>" in response.json()["error_description"]
 
 
 def test_duplicate_authorization_headers_are_rejected(token_server):
@@ -245,13 +248,25 @@ def allow_host_server() -> Iterator[str]:
     yield from start_server(None, "--allow-host", "MyBox.local")
 
 
-@pytest.mark.parametrize("host", ["mybox.local", "MYBOX.local:8123", "mybox.local:80"])
-def test_allowed_host_is_accepted_with_or_without_port(allow_host_server, host):
+def server_port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+@pytest.mark.parametrize("port", [None, 80, "own"])
+def test_allowed_host_is_accepted_on_the_servers_port_or_a_default_one(allow_host_server, port):
+    port = server_port(allow_host_server) if port == "own" else port
+    host = "MYBOX.local" + (f":{port}" if port else "")
     result = rpc_result(post(allow_host_server, LOOKUP_MCP, Host=host))
     assert result["isError"] is False
 
 
-@pytest.mark.parametrize("origin", ["http://mybox.local", "https://MyBox.local:9443"])
+def test_a_host_naming_another_port_is_refused_naming_the_flag(open_server):
+    response = post(open_server, LOOKUP_MCP, Host="localhost:9")
+    assert response.status_code == 421
+    assert "--allow-host localhost:9 " in response.text
+
+
+@pytest.mark.parametrize("origin", ["http://mybox.local", "https://MyBox.local:443"])
 def test_allowed_host_is_accepted_as_origin(allow_host_server, origin):
     result = rpc_result(post(allow_host_server, LOOKUP_MCP, Host="mybox.local", Origin=origin))
     assert result["isError"] is False
@@ -267,7 +282,7 @@ def test_a_trickled_body_is_cut_off(open_server):
     port = int(open_server.rsplit(":", 1)[1].split("/")[0])
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         head = (
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
             "Accept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{"
         )
         sock.sendall(head.encode())
@@ -294,6 +309,28 @@ def test_startup_line_says_where_it_serves(tmp_path):
         assert f"serving {url}" in log.read_text()
 
 
+def test_the_startup_line_comes_only_once_the_server_answers(tmp_path):
+    """Scripts wait for 'serving' and connect at once: that first request must be answered."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()  # blocks until the server says something
+        assert line.startswith("serving "), line
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()  # not refused
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert rpc_result(post(f"http://127.0.0.1:{port}/mcp", ping)) == {}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def serve_on_port(port: str) -> subprocess.CompletedProcess:
     """Start the HTTP server on ``port`` and wait for it to exit (these tests expect it to refuse)."""
     return subprocess.run(
@@ -316,9 +353,38 @@ def test_invalid_port_is_one_line_and_nonzero_exit():
 def test_port_in_use_is_one_clear_line(open_server):
     port = open_server.rsplit(":", 1)[1].split("/")[0]
     proc = serve_on_port(port)
-    assert proc.returncode != 0
-    assert "Traceback" not in proc.stderr
-    assert f"cannot serve on 127.0.0.1:{port}" in proc.stderr
+    assert proc.returncode == 1
+    [line] = proc.stderr.strip().splitlines()  # nothing says "serving" first, no uvicorn ERROR line
+    assert f"cannot serve on 127.0.0.1:{port}" in line and "already in use" in line and "--port" in line
+
+
+def test_sigterm_stops_the_http_server_and_leaves_its_rows_in_the_database_file(tmp_path):
+    db = tmp_path / "gaps.db"
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)}
+    command = [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)]
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(proc, port)
+        request = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "request_capability", "arguments": {"capability": "teleport the user"}},
+        }
+        result = rpc_result(post(f"http://127.0.0.1:{port}/mcp", request))
+        assert json.loads(result["content"][0]["text"])["recorded"] is True
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert "Traceback" not in proc.stderr.read().decode()
+    copy = tmp_path / "copy.sqlite3"
+    copy.write_bytes(db.read_bytes())  # the main file alone, without -wal
+    with sqlite3.connect(copy) as conn:
+        assert [r[0] for r in conn.execute("SELECT capability FROM requests")] == ["teleport the user"]
 
 
 def test_ctrl_c_with_a_request_still_open_exits_cleanly(tmp_path):
@@ -335,7 +401,8 @@ def test_ctrl_c_with_a_request_still_open_exits_cleanly(tmp_path):
         try:
             wait_for_port(proc, port)
             with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-                sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 400\r\n\r\n{")
+                head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 400\r\n\r\n{{"
+                sock.sendall(head.encode())
                 time.sleep(0.5)
                 proc.send_signal(signal.SIGINT)
                 assert proc.wait(timeout=20) == 0

@@ -252,3 +252,47 @@ def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path)
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "capabilities.json" in lines[0] and "summary" in lines[0] and "Agent Mode" in lines[0]
+
+
+def test_every_request_with_an_id_is_answered_even_with_lone_surrogates_or_deep_nesting():
+    # Lines Python's json reads but the SDK's parser refuses: the SDK used to drop them silently.
+    deep = "[" * 300 + "]" * 300
+    lines = [
+        json.dumps(INIT),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        # JavaScript writes a string cut inside an emoji as a lone surrogate escape (json.dumps does too).
+        call_line(2, "lookup_capability", {"agent": "claude", "capability": "mcp \ud800 support"}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "pi\udfffng"}),
+        json.dumps({"jsonrpc": "2.0", "id": "cut \ud83d", "method": "ping"}),
+        call_line(4, "lookup_capability", {"agent": "claude", "capability": json.loads(deep)}),
+        '{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"x": ' + deep + "}}",
+        json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+    ]
+    proc = run_piped(lines)
+    assert proc.returncode == 0, proc.stderr
+    assert "still unanswered" not in proc.stderr
+    replies = {json.dumps(r["id"]): r for r in map(json.loads, proc.stdout.splitlines())}
+    assert set(replies) == {"1", "2", "3", '"cut \\ud83d"', "4", "5", "6"}
+    lookup = json.loads(replies["2"]["result"]["content"][0]["text"])  # served, the surrogate as U+FFFD
+    assert lookup["capability"]["name"] == "MCP Support" and "\ufffd" in lookup["match"]["query"]
+    assert replies["3"]["error"]["code"] == -32601  # an unknown method, answered as one
+    assert replies['"cut \\ud83d"']["error"]["code"] == -32600  # the id echoed exactly as sent
+    for nested in ("4", "5"):
+        assert replies[nested]["error"]["code"] == -32600
+        assert "nested deeper" in replies[nested]["error"]["message"]
+
+
+def test_an_id_that_is_not_a_string_or_integer_gets_invalid_request():
+    ids = [{"a": 1}, [1], True, 1.5, None]
+    lines = [json.dumps(INIT)]
+    lines += [json.dumps({"jsonrpc": "2.0", "id": i, "method": "ping"}) for i in ids]
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+    proc = run_piped(lines)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    errors = [r for r in replies if "error" in r]
+    assert [e["id"] for e in errors] == [None] * len(ids)
+    assert {e["error"]["code"] for e in errors} == {-32600}
+    kinds = ["an object", "an array", "a boolean", "a number with a fraction", "null"]
+    for error, kind in zip(errors, kinds, strict=True):
+        assert error["error"]["message"].endswith(f"id must be a string or an integer, got {kind}")
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 7, "result": {}}
