@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from . import package_version
@@ -192,7 +193,32 @@ def _write(lines: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``agent-capabilities`` console script."""
+    """Entry point of the ``agent-capabilities`` console script.
+
+    A reader that stops early (``agent-capabilities export | head``) closes the
+    pipe; that ends the command quietly with exit code 0, as ripgrep does, because
+    the reader got what it asked for. stdout is then pointed at /dev/null so the
+    interpreter's last flush cannot print a traceback either.
+    """
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+        return 0
+
+
+def _discard_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (tests, embedding)
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)

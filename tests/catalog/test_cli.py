@@ -1,3 +1,4 @@
+import io
 import json
 import os
 import subprocess
@@ -160,3 +161,29 @@ def test_missing_command_shows_usage_and_fails():
     proc = subprocess.run([sys.executable, "-m", "engine"], capture_output=True, text=True, env=env, cwd=ROOT)
     assert proc.returncode == 2
     assert "name a command: match, lookup" in proc.stderr
+
+
+class ClosedPipe(io.TextIOBase):
+    """stdout whose reader has gone away, as after `| head`: writing or flushing raises EPIPE."""
+
+    def __init__(self, fails_on: str) -> None:
+        self.fails_on = fails_on
+
+    def write(self, text: str) -> int:
+        if self.fails_on == "write":
+            raise BrokenPipeError(32, "Broken pipe")
+        return len(text)
+
+    def flush(self) -> None:
+        if self.fails_on == "flush":
+            raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize(
+    ("argv", "fails_on"),
+    [(["export"], "write"), (["list", "--agent", "claude"], "write"), (["--help"], "flush")],
+)
+def test_a_reader_that_stops_early_ends_the_command_quietly(capsys, monkeypatch, argv, fails_on):
+    monkeypatch.setattr(sys, "stdout", ClosedPipe(fails_on))
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""
