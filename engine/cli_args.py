@@ -182,7 +182,8 @@ def build_parser(version: str) -> Parser:
             f"  {PROG} sources gemini checkpoints\n"
             f"  {PROG} gaps --since 30\n\n"
             f"{AGENTS_LINE}\n\n{ENVIRONMENT}\n\n"
-            "The MCP server is a separate command: agent-capabilities-mcp --help"
+            "The MCP server: agent-capabilities mcp [options], the same as agent-capabilities-mcp "
+            "(see agent-capabilities-mcp --help)"
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version}")

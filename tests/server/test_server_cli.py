@@ -39,3 +39,23 @@ def test_a_mistyped_option_gets_a_did_you_mean(capsys, given, meant):
     err = capsys.readouterr().err
     assert err.startswith("agent-capabilities-mcp: error: ")
     assert f"Did you mean '{meant}'?" in err and len(err.strip().splitlines()) == 1
+
+
+def test_agent_capabilities_mcp_starts_the_server_with_the_remaining_arguments(monkeypatch):
+    import server
+    from server import console
+
+    started = []
+    monkeypatch.setattr(server, "main", lambda argv: started.append(argv) or 0)
+    assert console.main(["mcp", "--transport", "http", "--port", "8123"]) == 0
+    assert started == [["--transport", "http", "--port", "8123"]]
+
+
+def test_every_other_command_goes_to_the_command_line(monkeypatch):
+    import engine.cli
+    from server import console
+
+    seen = []
+    monkeypatch.setattr(engine.cli, "main", lambda argv: seen.append(argv) or 0)
+    assert console.main(["lookup", "claude", "mcp"]) == 0
+    assert seen == [["lookup", "claude", "mcp"]]
