@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import tomllib
 import zipfile
 from email.parser import HeaderParser
 from pathlib import Path
@@ -51,3 +53,12 @@ def test_the_package_metadata_has_project_urls_classifiers_and_keywords(editable
     assert "Programming Language :: Python :: 3 :: Only" in classifiers
     assert any(c.startswith("Development Status ::") for c in classifiers)
     assert "mcp" in metadata["Keywords"].split(",")
+
+
+def test_the_changelog_has_an_unreleased_section_and_one_for_the_package_version():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert re.search(r"^## \[Unreleased\]$", text, re.MULTILINE)
+    assert re.search(rf"^## \[{re.escape(version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", text, re.MULTILINE)
+    assert re.search(rf"^\[{re.escape(version)}\]: https://\S+/v{re.escape(version)}$", text, re.MULTILINE)
+    assert "vX.Y.Z" in text  # the tag scheme is stated
