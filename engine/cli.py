@@ -1,8 +1,9 @@
 """Command line: the MCP server's answers for a person (``--json`` for scripts).
 
 ``agent-capabilities match|lookup|compare|list|sources|gaps|export``; ``python -m engine`` does the same.
-A thin layer over ``engine.answers``: this module only parses arguments and
-formats the answer dicts as short text. Errors are one line on stderr, exit 2.
+A thin layer over ``engine.answers``: this module reads what each command asks
+about and formats the answer dicts as short text; ``cli_args`` holds the
+argument parser. Errors are one line on stderr, exit 2.
 """
 
 from __future__ import annotations
