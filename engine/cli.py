@@ -1,22 +1,24 @@
 """Command line: the MCP server's answers for a person (``--json`` for scripts).
 
 ``agent-capabilities match|lookup|compare|list|sources|gaps|export``; ``python -m engine`` does the same.
-A thin layer over ``engine.answers``: this module only parses arguments and
-formats the answer dicts as short text. Errors are one line on stderr, exit 2.
+A thin layer over ``engine.answers``: this module reads what each command asks
+about and formats the answer dicts as short text; ``cli_args`` holds the
+argument parser. Errors are one line on stderr, exit 2.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import sys
 
 from . import package_version
 from .catalog import answers
 from .catalog.lookup import match
 from .catalog.model import get_catalog
+from .cli_args import PROG, build_parser, usage_error
 from .common.text import closest
-from .errors import EngineError
+from .errors import EngineError, UnknownAgentError, UnknownCategoryError
 
 
 def export_catalog() -> dict:
@@ -133,58 +135,73 @@ def format_sources(answer: dict) -> list[str]:
     return [f"{s['url']} — {s['description']} (verified {s['verifiedDate']})" for s in sources]
 
 
-# -- arguments ----------------------------------------------------------------------------------
-
-COMMANDS = ("match", "lookup", "compare", "list", "sources", "gaps", "export")
+# -- what a command asks about ------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    """One-line errors, and a did-you-mean for a mistyped command."""
+def list_scope(target: list[str], agent: str | None, category: str | None) -> tuple[str | None, str | None]:
+    """(agent, category) for ``list``: ``list claude`` and ``list --agent claude`` mean the same.
 
-    def error(self, message: str):  # type: ignore[override]
-        if "invalid choice" in message and "argument command" in message:
-            given = message.split("'")[1] if "'" in message else ""
-            near = closest(given, list(COMMANDS))
-            hint = f" Did you mean '{near}'?" if near else ""
-            message = f"unknown command '{given}'.{hint} Commands: {', '.join(COMMANDS)}"
-        elif "required: command" in message:
-            message = f"name a command: {', '.join(COMMANDS)}"
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+    A positional word that names no agent but names a category (``list security``)
+    is taken as the category, so neither reading needs a flag.
+    """
+    catalog = get_catalog()
+    named = " ".join(target) or None
+    if named and agent:
+        usage_error(f"give the agent once: `{PROG} list {named}` or `{PROG} list --agent {agent}`", "list")
+    if named and not catalog.agents_named(named) and category is None:
+        try:
+            return None, catalog.category(named)
+        except UnknownCategoryError:
+            pass
+        options = [*catalog.agent_ids, *catalog.categories]
+        near = closest(named, options)
+        hint = f" Did you mean '{near}'?" if near else ""
+        usage_error(
+            f"'{named}' is neither an agent nor a category.{hint} Agents: {', '.join(catalog.agent_ids)}. "
+            f"Categories: {', '.join(catalog.categories)}",
+            "list",
+        )
+    agent = named or agent
+    if agent is None and category is None:
+        usage_error(
+            f"list needs an agent, a category or both, e.g. `{PROG} list claude` or "
+            f"`{PROG} list --category security`. Agents: {', '.join(catalog.agent_ids)}. "
+            f"Categories: {', '.join(catalog.categories)}",
+            "list",
+        )
+    return agent, category
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="agent-capabilities", description="What can coding agents do, and how to set it up."
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def sources_scope(words: list[str], agent: str | None) -> tuple[str | None, str | None]:
+    """(agent, capability) for ``sources``: leading words that name an agent are the agent.
 
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text)
-        sub.add_argument("--json", action="store_true", help="print the machine-readable answer")
-        return sub
+    ``sources claude hooks`` asks about Claude Code's hooks, ``sources hooks``
+    about hooks in every agent. The longest leading name wins, so ``copilot cli``
+    is Copilot CLI; a name that fits two agents (``copilot``) is an error naming
+    both rather than a silent guess. ``--agent`` keeps every word for the capability.
+    """
+    text = " ".join(words) or None
+    if agent is not None:
+        return agent, text
+    catalog = get_catalog()
+    if text is None:
+        usage_error(
+            f"sources needs an agent, a capability or both, e.g. `{PROG} sources claude hooks`. "
+            f"Agents: {', '.join(catalog.agent_ids)}",
+            "sources",
+        )
+    longest = max(len(n.split()) for a in catalog.agents.values() for n in (a.id, a.display_name, *a.aliases))
+    for size in range(min(longest, len(words)), 0, -1):
+        name = " ".join(words[:size])
+        ids = catalog.agents_named(name)
+        if len(ids) == 1:
+            return ids[0], " ".join(words[size:]) or None
+        if len(ids) > 1:
+            raise UnknownAgentError(name, catalog.agent_ids, None, ambiguous=ids)
+    return None, text
 
-    p = command("match", "resolve words to a canonical capability")
-    p.add_argument("query", nargs="+", help="words, quoted or not")
-    p.add_argument("-k", type=int, default=3, help="number of candidates to show (default 3)")
-    p = command("lookup", "one agent's record for a capability")
-    p.add_argument("agent")
-    p.add_argument("capability", nargs="+")
-    p = command("compare", "one capability across agents")
-    p.add_argument("capability", nargs="+")
-    p.add_argument("--agent", action="append", dest="agents", help="limit to this agent (repeatable)")
-    p = command("list", "capabilities of an agent and/or a category")
-    p.add_argument("--agent")
-    p.add_argument("--category")
-    p = command("sources", "sources to cite for an agent and/or a capability")
-    p.add_argument("--agent")
-    p.add_argument("capability", nargs="*")
-    p = command("gaps", "ranked needs the catalog or an agent lacks (from the local gap log)")
-    p.add_argument("--since", type=float, metavar="DAYS", help="only the last DAYS days")
-    p.add_argument("--agent")
-    p.add_argument("--top", type=int, default=20, help="number of gaps to show (default 20)")
-    commands.add_parser("export", help="print the whole catalog as JSON")
-    return parser
+
+# -- running ------------------------------------------------------------------------------------
 
 
 def _write(lines: list[str]) -> None:
@@ -192,12 +209,40 @@ def _write(lines: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``agent-capabilities`` console script."""
-    args = _parser().parse_args(argv)
+    """Entry point of the ``agent-capabilities`` console script.
+
+    A reader that stops early (``agent-capabilities export | head``) closes the
+    pipe; that ends the command quietly with exit code 0, as ripgrep does, because
+    the reader got what it asked for. stdout is then pointed at /dev/null so the
+    interpreter's last flush cannot print a traceback either.
+    """
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+        return 0
+
+
+def _discard_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (tests, embedding)
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = build_parser(package_version())
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        parser.reject_extras(extras, args.command)
     try:
         return _run(args)
     except EngineError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 2
 
 
@@ -224,9 +269,10 @@ def _run(args) -> int:
     elif args.command == "compare":
         answer, fmt = answers.compare(" ".join(args.capability), args.agents, surface="cli"), format_compare
     elif args.command == "list":
-        answer, fmt = answers.list_capabilities(args.agent, args.category), format_list
+        agent, category = list_scope(args.target, args.agent, args.category)
+        answer, fmt = answers.list_capabilities(agent, category), format_list
     else:
-        capability = " ".join(args.capability) or None
-        answer, fmt = answers.get_sources(args.agent, capability, surface="cli"), format_sources
+        agent, capability = sources_scope(args.words, args.agent)
+        answer, fmt = answers.get_sources(agent, capability, surface="cli"), format_sources
     _write([json.dumps(answer, ensure_ascii=False, indent=1)] if as_json else fmt(answer))
     return 0

@@ -16,7 +16,10 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad argument in one line instead of the whole usage text."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def option_names(self) -> list[str]:
+        return sorted(self._option_string_actions)  # noqa: SLF001 - argparse offers no public list
 
 
 def _port(text: str) -> int:
@@ -39,6 +42,22 @@ def _allowed_host(text: str) -> str:
     return text
 
 
+TRANSPORTS = (
+    "stdio",
+    "streamable-http",
+    "http",
+)  # "http" is what Claude Code, Gemini CLI and Copilot CLI call it
+
+ENVIRONMENT = """\
+environment:
+  AGENT_CAPABILITIES_TOKEN         over HTTP, require 'Authorization: Bearer <token>' on every request
+  AGENT_CAPABILITIES_HTTP_TIMEOUT  seconds to receive a request head or body over HTTP (default 10)
+  AGENT_CAPABILITIES_DB            the gap log file (default: gaps.sqlite3 in your user data folder)
+  AGENT_CAPABILITIES_NO_LOG        1 records nothing, the same as --no-log
+  AGENT_CAPABILITIES_VECTORS       a folder with another encoder and vector store (default: the installed one)
+  AGENT_CAPABILITIES_CACHE         where file hashes are cached (default: your user cache folder)"""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve stdio (default) or streamable HTTP. Logs go to stderr; stdout is the protocol's."""
     try:
@@ -47,15 +66,29 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _main(argv: list[str] | None) -> int:
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The server's options; ``--transport http`` is read as streamable-http."""
     from engine import package_version
 
     parser = _Parser(
         prog="agent-capabilities-mcp",
         description="MCP server answering what coding agents can do, with setup notes and sources.",
+        epilog=(
+            "examples:\n"
+            "  agent-capabilities-mcp                                  # stdio, for a host that starts it\n"
+            "  agent-capabilities-mcp --transport http --port 8000     # http://127.0.0.1:8000/mcp\n"
+            "  AGENT_CAPABILITIES_TOKEN=secret agent-capabilities-mcp --transport http\n\n"
+            f"{ENVIRONMENT}"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="stdio",
+        help="stdio (default), or streamable-http to serve http://HOST:PORT/mcp; http is the same",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=_port, default=8000, help="HTTP port (default 8000)")
     parser.add_argument(
@@ -67,13 +100,32 @@ def _main(argv: list[str] | None) -> int:
         help="another host to accept in the Host and Origin headers over HTTP (repeatable); "
         "without a port it is accepted on the server's port and on 80/443 (behind a proxy)",
     )
-    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="what to log on stderr (default WARNING)",
+    )
     parser.add_argument(
         "--no-log",
         action="store_true",
         help="record nothing: no capability requests, no silent misses (same as AGENT_CAPABILITIES_NO_LOG=1)",
     )
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        from engine.cli_args import unknown_option
+
+        first = next((a for a in extras if a.startswith("-")), None)
+        parser.error(
+            unknown_option(first, parser.option_names()) if first else f"unexpected argument '{extras[0]}'"
+        )
+    if args.transport == "http":
+        args.transport = "streamable-http"
+    return args
+
+
+def _main(argv: list[str] | None) -> int:
+    args = parse_arguments(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
 
     from engine import get_catalog

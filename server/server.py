@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from engine import answers, capability_index, gaps, get_catalog, package_version
@@ -23,6 +23,7 @@ from engine.gaps import report as gapreport
 from engine.gaps.log import GapLog
 
 from .arguments import check_arguments
+from .schemas import CompareAnswer, ListAnswer, LookupAnswer, SourcesAnswer
 
 log = logging.getLogger("server")
 
@@ -39,11 +40,21 @@ def _dump(payload: dict) -> str:
 
 
 def _call(func, *args, gap_log: GapLog | None = None, tool: str = "") -> str:
+    return _answer(func, *args, gap_log=gap_log, tool=tool)[1]
+
+
+def _structured(func, *args, gap_log: GapLog | None = None, tool: str = "") -> CallToolResult:
+    """The answer twice: as structuredContent, and as the same compact JSON text for text-only clients."""
+    payload, text = _answer(func, *args, gap_log=gap_log, tool=tool)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+
+
+def _answer(func, *args, gap_log: GapLog | None = None, tool: str = "") -> tuple[dict, str]:
     try:
         payload = func(*args)
         if gap_log is not None:
             gaps.record_miss(gap_log, payload, tool=tool)  # never raises: recording must not break answers
-        return _dump(payload)
+        return payload, _dump(payload)
     except EngineError as exc:
         raise ToolError(str(exc)) from exc
     except ValueError as exc:  # a non-finite number would have made invalid JSON
@@ -117,24 +128,26 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
     ]
 
     @server.tool(
+        title="Look up an agent's capability",
         description=(
             "Can agent X do Y, and how do I set it up? One agent, one capability: availability, tier, "
             "maturity, setup notes, doc URL and sources. Capability is fuzzy-matched; matchConfidence is "
             "the probability the match is right, and below 0.5 you get no match with the nearest candidates."
         ),
         annotations=READ_ONLY,
-        structured_output=False,
     )
-    def lookup_capability(agent: agent_arg, capability: capability_arg) -> str:
-        return _call(answers.lookup, agent, capability, gap_log=gap_log, tool="lookup_capability")
+    def lookup_capability(
+        agent: agent_arg, capability: capability_arg
+    ) -> Annotated[CallToolResult, LookupAnswer]:
+        return _structured(answers.lookup, agent, capability, gap_log=gap_log, tool="lookup_capability")
 
     @server.tool(
+        title="Compare a capability across agents",
         description=(
             "How does one capability differ across agents? Availability, tier and setup per agent. "
             "Use lookup_capability for one agent's full details."
         ),
         annotations=READ_ONLY,
-        structured_output=False,
     )
     def compare_capability(
         capability: capability_arg,
@@ -142,40 +155,41 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
             list[str] | None,
             Field(description=f"Agents to compare; omit for all. Ids: {agent_ids}."),
         ] = None,
-    ) -> str:
-        return _call(answers.compare, capability, agents, gap_log=gap_log, tool="compare_capability")
+    ) -> Annotated[CallToolResult, CompareAnswer]:
+        return _structured(answers.compare, capability, agents, gap_log=gap_log, tool="compare_capability")
 
     @server.tool(
+        title="List capabilities",
         description=(
             "List capability names for an agent and/or a category (name, category, tier, available; "
             "no setup notes). Give at least one of agent, category."
         ),
         annotations=READ_ONLY,
-        structured_output=False,
     )
     def list_capabilities(
         agent: Annotated[str | None, Field(description=f"Agent id: {agent_ids}.")] = None,
         category: Annotated[
             str | None, Field(description="Category, e.g. customization, security, api-integration.")
         ] = None,
-    ) -> str:
-        return _call(answers.list_capabilities, agent, category)
+    ) -> Annotated[CallToolResult, ListAnswer]:
+        return _structured(answers.list_capabilities, agent, category)
 
     @server.tool(
+        title="Get documentation sources",
         description=(
             "Documentation sources to cite (url, description, verifiedDate, status) for an agent "
             "and/or a capability. Give at least one."
         ),
         annotations=READ_ONLY,
-        structured_output=False,
     )
     def get_sources(
         agent: Annotated[str | None, Field(description=f"Agent id: {agent_ids}.")] = None,
         capability: Annotated[str | None, Field(description="Capability in any words.")] = None,
-    ) -> str:
-        return _call(answers.get_sources, agent, capability, gap_log=gap_log, tool="get_sources")
+    ) -> Annotated[CallToolResult, SourcesAnswer]:
+        return _structured(answers.get_sources, agent, capability, gap_log=gap_log, tool="get_sources")
 
     @server.tool(
+        title="Request a missing capability",
         description=(
             "Use when the user needs something no catalog capability provides, or the asked agent lacks. "
             "Records the need in a local log for the catalog's maintainers; says if it is available, "

@@ -3,14 +3,17 @@
 Embeds exactly the texts the runtime index would embed (``engine.matching.scoring.record_entries``)
 and writes them with a content hash, so the runtime can tell a stale store.
 
-    python build_scripts/build/build_vectors.py   # the capability catalog, shipped ONNX encoder
+    python build_scripts/build/build_vectors.py   # the capability catalog, with the builder it was built with
     python build_scripts/build/build_vectors.py --catalog tools.json --out tools-vectors.json
-    python build_scripts/build/build_vectors.py --with sentence-transformers   # reference build, build extra
+    python build_scripts/build/build_vectors.py --with onnx   # the shipped ONNX encoder, runtime deps only
 
-The default embeds with the shipped ONNX encoder and needs only the runtime
-dependencies, so a catalog edit never needs PyTorch. ``--with
-sentence-transformers`` is the reference build. The store records which one
-wrote it (``builtWith``), and CI rebuilds it the same way to check it byte for byte.
+The store records which builder wrote it (``builtWith``), and by default a
+rebuild uses that builder again, so rebuilding an unchanged catalog rewrites
+nothing and the committed store keeps matching what CI reproduces. The
+committed capability store is the sentence-transformers reference build
+(needs the build extra, ``pip install -e '.[build]'``); ``--with onnx``
+re-embeds with the shipped encoder and needs only the runtime dependencies,
+but changes every vector. A new store (no file at ``--out`` yet) defaults to onnx.
 
 ``--catalog`` takes a JSON list of records ``{"id", "name", "description", "aliases"?}``
 (or an object with a ``records`` or ``tools`` list; MCP tools use ``name`` as id).
@@ -74,27 +77,55 @@ def embed(texts: list[str], builder: str):
         model = load_model()
     except ImportError as exc:
         raise SystemExit(
-            f"--with sentence-transformers needs the build extra ({exc}); install it with "
-            "pip install -e '.[build]', or drop --with to use the shipped ONNX encoder"
+            f"embedding with sentence-transformers (the builder this store records, or --with) needs the "
+            f"build extra ({exc}); install it with pip install -e '.[build]', or pass --with onnx to "
+            "re-embed with the shipped ONNX encoder, which changes every vector"
         ) from exc
     return model.encode(
         texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=True
     )
 
 
+BUILDERS = ("onnx", "sentence-transformers")
+STORE = ROOT / "vectors" / VECTOR_FILE
+
+
+def recorded_builder(out: Path) -> str:
+    """The builder recorded in the store at ``out`` (``builtWith``); onnx for a new store.
+
+    A store written before ``builtWith`` existed came from sentence-transformers,
+    the only builder then, which is also what .ci/run assumes.
+    """
+    if not out.exists():
+        return "onnx"
+    try:
+        built_with = json.loads(out.read_text(encoding="utf-8")).get("builtWith", "sentence-transformers")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise SystemExit(
+            f"{out}: cannot read its builtWith ({exc}); pass --with {' or --with '.join(BUILDERS)}"
+        ) from exc
+    builder = str(built_with).split(":")[0]
+    if builder not in BUILDERS:
+        raise SystemExit(f"{out} says builtWith {built_with!r}; pass --with {' or --with '.join(BUILDERS)}")
+    return builder
+
+
 def main(argv: list[str] | None = None) -> int:
     """Embed and write the store."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--catalog", type=Path, help="JSON records file (default: the capability catalog)")
-    parser.add_argument("--out", type=Path, default=ROOT / "vectors" / VECTOR_FILE)
+    parser.add_argument("--out", type=Path, help=f"store to write (default: {STORE.relative_to(ROOT)})")
     parser.add_argument(
         "--with",
         dest="builder",
-        choices=["onnx", "sentence-transformers"],
-        default="onnx",
-        help="encoder to embed with (default: the shipped ONNX encoder, runtime dependencies only)",
+        choices=BUILDERS,
+        help="encoder to embed with (default: the one recorded in the store at --out, onnx for a new store)",
     )
     args = parser.parse_args(argv)
+    if args.catalog and args.out is None:
+        parser.error(f"--catalog needs --out, or it would overwrite the capability store {STORE}")
+    args.out = args.out or STORE
+    args.builder = args.builder or recorded_builder(args.out)
 
     if args.catalog:
         index = Index(read_records(args.catalog), semantic=False)
@@ -103,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         index = Index(capability_records(catalog), semantic=False, out_of_scope=catalog.out_of_scope)
     records, entries = index.records, index.entries
     started = time.perf_counter()
-    print(f"embedding {len(entries)} texts for {len(records)} records ...", file=sys.stderr)
+    print(
+        f"embedding {len(entries)} texts for {len(records)} records with {args.builder} ...", file=sys.stderr
+    )
     matrix = embed([e.text for e in entries], args.builder)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.builder == "onnx":

@@ -1,3 +1,4 @@
+import io
 import json
 import os
 import subprocess
@@ -119,7 +120,7 @@ def test_bad_query_is_one_line_on_stderr_and_exit_code_2(capsys):
     assert main(["match", "   "]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith("error: query is empty")
+    assert captured.err.startswith("agent-capabilities: error: query is empty")
 
 
 def test_unknown_agent_in_lookup_lists_the_valid_ids(capsys):
@@ -160,3 +161,158 @@ def test_missing_command_shows_usage_and_fails():
     proc = subprocess.run([sys.executable, "-m", "engine"], capture_output=True, text=True, env=env, cwd=ROOT)
     assert proc.returncode == 2
     assert "name a command: match, lookup" in proc.stderr
+
+
+class ClosedPipe(io.TextIOBase):
+    """stdout whose reader has gone away, as after `| head`: writing or flushing raises EPIPE."""
+
+    def __init__(self, fails_on: str) -> None:
+        self.fails_on = fails_on
+
+    def write(self, text: str) -> int:
+        if self.fails_on == "write":
+            raise BrokenPipeError(32, "Broken pipe")
+        return len(text)
+
+    def flush(self) -> None:
+        if self.fails_on == "flush":
+            raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize(
+    ("argv", "fails_on"),
+    [(["export"], "write"), (["list", "claude"], "write"), (["--help"], "flush")],
+)
+def test_a_reader_that_stops_early_ends_the_command_quietly(capsys, monkeypatch, argv, fails_on):
+    monkeypatch.setattr(sys, "stdout", ClosedPipe(fails_on))
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""
+
+
+def usage_failure(capsys, argv: list[str]) -> str:
+    """stderr of a command that must fail with exit code 2 and a single line."""
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["lookup", "claud", "mcp"],  # engine error
+        ["lookup", "claude"],  # argparse: missing argument
+        ["gaps", "--top", "0"],  # argparse: bad value
+        ["lokup", "claude", "mcp"],  # unknown command
+        ["list"],  # the command line's own check
+    ],
+)
+def test_every_error_starts_with_the_same_prefix(capsys, argv):
+    assert usage_failure(capsys, argv).startswith("agent-capabilities: error: ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["--versoin"], "Did you mean '--version'?"),
+        (["lookup", "claude", "mcp", "--jsn"], "Did you mean '--json'?"),
+        (["--jsn", "lookup", "claude", "mcp"], "Did you mean '--json'?"),
+        (["compare", "voice", "--agnet", "gemini"], "Did you mean '--agent'?"),
+        (["lokup", "claude", "mcp"], "Did you mean 'lookup'?"),
+    ],
+)
+def test_a_mistyped_option_or_command_gets_a_did_you_mean(capsys, argv, suggestion):
+    assert suggestion in usage_failure(capsys, argv)
+
+
+@pytest.mark.parametrize(
+    ("argv", "leaked"),
+    [
+        (["list"], "list_capabilities"),
+        (["sources"], "get_sources"),
+        (["gaps", "--since", "-5"], "since_days"),
+        (["gaps", "--top", "0"], "top must"),
+    ],
+)
+def test_errors_name_the_command_line_words_not_internal_parameters(capsys, argv, leaked):
+    err = usage_failure(capsys, argv)
+    assert leaked not in err
+    assert f"agent-capabilities {argv[0]} --help" in err
+
+
+def test_gaps_errors_name_the_flag_that_was_wrong(capsys):
+    assert "--since" in usage_failure(capsys, ["gaps", "--since", "-5"])
+    assert "--top" in usage_failure(capsys, ["gaps", "--top", "0"])
+
+
+def test_list_takes_the_agent_as_a_positional_word_and_keeps_the_flag(capsys):
+    assert main(["list", "claude"]) == 0
+    positional = capsys.readouterr().out
+    assert main(["list", "--agent", "claude"]) == 0
+    assert capsys.readouterr().out == positional
+    assert main(["list", "Claude", "Code", "--category", "security", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["agent"] == "claude-code" and answer["category"] == "security"
+
+
+def test_list_of_a_category_word_lists_that_category(capsys):
+    assert main(["list", "security", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["category"] == "security"
+
+
+def test_list_with_the_agent_given_twice_says_to_give_it_once(capsys):
+    assert "give the agent once" in usage_failure(capsys, ["list", "claude", "--agent", "gemini"])
+
+
+def test_sources_takes_a_leading_agent_like_lookup(capsys):
+    assert main(["sources", "claude", "hooks", "--json"]) == 0
+    positional = json.loads(capsys.readouterr().out)
+    assert main(["sources", "--agent", "claude", "hooks", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == positional
+    assert positional["agent"] == "claude-code"
+    assert positional["capability"] == engine.match("hooks").name
+
+
+def test_sources_reads_the_longest_agent_name_and_refuses_an_ambiguous_one(capsys):
+    assert main(["sources", "copilot", "cli", "hooks", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["agent"] == "copilot-cli"
+    err = usage_failure(capsys, ["sources", "copilot", "hooks"])
+    assert "copilot-cli" in err and "vscode-copilot" in err
+
+
+def test_sources_without_an_agent_word_covers_every_agent(capsys):
+    assert main(["sources", "checkpoints", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert set(answer["sources"]) == set(engine.get_catalog().agent_ids)
+
+
+def help_text(capsys, argv: list[str]) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--help"])
+    assert exit_info.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["match", "lookup", "compare", "list", "sources", "gaps", "export"])
+def test_every_subcommand_help_has_a_description_and_an_example(capsys, command):
+    text = help_text(capsys, [command])
+    description = text.split("\n\n")[1]
+    assert not description.startswith(("positional arguments", "options")), text
+    assert f"agent-capabilities {command} " in text.split("example")[1]
+
+
+@pytest.mark.parametrize(("command", "values"), [("lookup", "agent_ids"), ("list", "categories")])
+def test_help_lists_the_valid_values_from_the_catalog(capsys, command, values):
+    text = " ".join(help_text(capsys, [command]).split())
+    assert all(value in text for value in getattr(engine.get_catalog(), values))
+
+
+def test_help_names_the_environment_variables(capsys):
+    text = help_text(capsys, [])
+    for name in ("AGENT_CAPABILITIES_DB", "AGENT_CAPABILITIES_VECTORS", "AGENT_CAPABILITIES_CACHE"):
+        assert name in text
+    assert "AGENT_CAPABILITIES_DB" in help_text(capsys, ["gaps"])
