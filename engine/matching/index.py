@@ -12,6 +12,7 @@ need does not decide the answer.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import threading
@@ -32,58 +33,95 @@ from .store import Entry, VectorStore, load_store
 log = logging.getLogger("engine")
 
 
-def _text_field(raw: dict, key: str, position: int) -> str:
+_RECORD_SHAPE = "records look like {'id': ..., 'name': ..., 'description': ..., 'aliases': [...]}"
+
+
+def _text_field(raw: dict, key: str, where: str) -> str:
     value = raw.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise InvalidQueryError(f"record {position}: '{key}' must be a string, got {type(value).__name__}")
+        raise InvalidQueryError(f"{where}: '{key}' must be a string, got {type(value).__name__}")
     return clean_text(value)
 
 
-def _string_list(raw: dict, key: str, position: int) -> tuple[str, ...]:
+def _required_text(raw: dict, key: str, where: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str) or not value.strip():
+        got = type(value).__name__ if not isinstance(value, str) else "a blank string"
+        raise InvalidQueryError(f"{where}: '{key}' must be a non-empty string, got {got}; {_RECORD_SHAPE}")
+    return clean_text(value)
+
+
+def _string_list(raw: dict, key: str, where: str) -> tuple[str, ...]:
     value = raw.get(key)
     if value is None:
         return ()
     if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
-        raise InvalidQueryError(
-            f"record {position} ('{raw['id']}'): {key} must be a list of strings, got {type(value).__name__}"
-        )
+        raise InvalidQueryError(f"{where}: {key} must be a list of strings, got {type(value).__name__}")
     items = list(value)
-    if not all(isinstance(item, str) for item in items):
-        raise InvalidQueryError(f"record {position} ('{raw['id']}'): {key} must be a list of strings")
+    wrong = [type(item).__name__ for item in items if not isinstance(item, str)]
+    if wrong:
+        raise InvalidQueryError(
+            f"{where}: {key} must be a list of strings, but it holds a value of type {wrong[0]}"
+        )
     return tuple(clean_text(item) for item in items)
 
 
+def _coerce_record(raw: object, position: int) -> Record:
+    """One validated ``Record`` from a dict or a ``Record``; the error names the record and the field.
+
+    A ``Record`` is checked like a dict (it is a plain dataclass, so nothing
+    stopped its fields from holding None or numbers); it also keeps its
+    ``texts`` and ``keywords``, which dicts do not carry.
+    """
+    if isinstance(raw, Record):
+        fields = {f.name: getattr(raw, f.name) for f in dataclasses.fields(Record)}
+        lists = ("aliases", "texts", "keywords")
+    elif isinstance(raw, dict):
+        fields, lists = raw, ("aliases",)
+    else:
+        raise InvalidQueryError(
+            f"record {position} must be a dict with 'id' and 'name' (or an engine.Record), "
+            f"got {type(raw).__name__}"
+        )
+    rid = _required_text(fields, "id", f"record {position}")
+    where = f"record {position} ('{rid}')"
+    name = _required_text(fields, "name", where)
+    description = _text_field(fields, "description", where)
+    extra = {key: _string_list(fields, key, where) for key in lists}
+    return Record(rid, name, description, **extra)
+
+
 def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
-    """Validate raw records and turn them into ``Record``s, with errors naming the record."""
+    """Validate raw records and turn them into ``Record``s, with errors naming the record.
+
+    Ids must be unique, and so must names (ignoring case and spacing): an
+    exact-name query answers at confidence 1.0, which two records of one name
+    would make a coin toss.
+    """
     if isinstance(records, (str, bytes, dict)) or not isinstance(records, Iterable):
         raise InvalidQueryError(
             f"records must be a list of dicts like {{'id': ..., 'name': ...}}, got {type(records).__name__}"
         )
     out: list[Record] = []
-    seen: set[str] = set()
+    ids: dict[str, int] = {}
+    names: dict[str, int] = {}
     for position, raw in enumerate(records):
-        if isinstance(raw, Record):
-            rec = raw
-        else:
-            if not isinstance(raw, dict):
-                raise InvalidQueryError(f"record {position} must be a dict with 'id' and 'name'")
-            missing = [key for key in ("id", "name") if not isinstance(raw.get(key), str) or not raw.get(key)]
-            if missing:
-                raise InvalidQueryError(
-                    f"record {position} needs non-empty string field(s) {', '.join(missing)}; "
-                    "records look like {'id': ..., 'name': ..., 'description': ..., 'aliases': [...]}"
-                )
-            rec = Record(
-                clean_text(raw["id"]),
-                clean_text(raw["name"]),
-                _text_field(raw, "description", position),
-                _string_list(raw, "aliases", position),
+        rec = _coerce_record(raw, position)
+        if rec.id in ids:
+            raise InvalidQueryError(
+                f"record {position}: id '{rec.id}' appears twice (also record {ids[rec.id]}); "
+                "ids must be unique"
             )
-        if rec.id in seen:
-            raise InvalidQueryError(f"record id '{rec.id}' appears twice; ids must be unique")
-        seen.add(rec.id)
+        key = light(rec.name)
+        if key in names:
+            raise InvalidQueryError(
+                f"record {position} ('{rec.id}'): name '{rec.name}' is already used by record {names[key]}; "
+                "names must be unique (make them say which, e.g. 'git: log' and 'hg: log')"
+            )
+        ids[rec.id] = position
+        names[key] = position
         out.append(rec)
     if not out:
         raise InvalidQueryError("an index needs at least one record")
@@ -157,6 +195,11 @@ class Index:
         judge: Judge | None = None,
     ) -> Index:
         """Index any records; embeds them with the runtime encoder unless ``vectors`` has them.
+
+        ``records`` are dicts or ``Record``s, both checked the same way: a
+        non-empty string id and name (each unique), optional string
+        description, lists of strings for aliases. A bad one raises
+        ``InvalidQueryError`` naming the record and the field.
 
         ``vectors`` is a ``VectorStore`` or the path of one written by
         ``build_scripts/build/build_vectors.py``. A missing, unreadable or stale store
