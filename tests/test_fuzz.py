@@ -72,8 +72,20 @@ RECORD = st.fixed_dictionaries(
 )
 
 
+# engine.Record objects are plain dataclasses: any field can hold anything.
+RECORD_OBJECT = st.builds(
+    engine.Record,
+    ARG,
+    ARG,
+    ARG,
+    st.one_of(NOT_TEXT, st.lists(ARG, max_size=3)),
+    st.one_of(NOT_TEXT, st.lists(ARG, max_size=3)),
+    st.one_of(NOT_TEXT, st.lists(ARG, max_size=3)),
+)
+
+
 @settings(max_examples=25)
-@given(st.one_of(NOT_TEXT, st.lists(RECORD, max_size=4)), ARG)
+@given(st.one_of(NOT_TEXT, st.lists(st.one_of(RECORD, RECORD_OBJECT), max_size=4)), ARG)
 def test_index_from_records_and_match(records, query):
     def build_and_match():
         index = Index.from_records(records, semantic=False)

@@ -218,6 +218,66 @@ def test_the_cli_reports_broken_data_in_one_line(data_copy):
     assert "aliases.json" in proc.stderr
 
 
+def break_schema_type(folder: Path) -> None:
+    """The audit's edit: the first "string" in schema.json becomes "strng"."""
+    path = folder / "schema.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"string"', '"strng"', 1), encoding="utf-8")
+
+
+def set_ref(folder: Path) -> None:
+    doc = json.loads((folder / "schema.json").read_text())
+    doc["properties"]["docsSnapshot"]["$ref"] = "#/$defs/nothing"
+    write(folder / "schema.json", doc)
+
+
+@pytest.mark.parametrize(
+    ("breaking", "message"),
+    [
+        (
+            break_schema_type,
+            r"schema.json: not a valid JSON Schema at properties.id.type: 'strng' is not a JSON Schema type; "
+            r"use one of array, boolean, integer, null, number, object, string",
+        ),
+        (set_ref, r"schema.json: the schema cannot be applied \(.*nothing.*\)"),
+        (
+            lambda f: write(f / "capabilities.schema.json", {"type": None}),
+            r"capabilities.schema.json: not a valid",
+        ),
+        (
+            lambda f: write(f / "catalog.schema.json", {"$defs": "x"}),
+            r"catalog.schema.json: not a valid .* \$defs",
+        ),
+        (
+            lambda f: (f / "aliases.schema.json").write_bytes(b"\xff\xfe"),
+            r"aliases.schema.json: cannot be read",
+        ),
+        (lambda f: (f / "schema.json").unlink(), r"schema.json: file is missing"),
+    ],
+)
+def test_a_broken_schema_file_is_a_catalog_error_naming_it(data_copy, breaking, message):
+    breaking(data_copy)
+    with pytest.raises(CatalogError, match=message):
+        load_catalog(data_copy)
+
+
+def test_the_cli_reports_an_unknown_schema_type_in_one_line_not_a_traceback(data_copy):
+    break_schema_type(data_copy)
+    script = (
+        "import sys, engine.catalog.model as c; c.DATA_DIR = c.Path(sys.argv[1]); "
+        "from engine.cli import main; raise SystemExit(main(['lookup', 'claude', 'mcp']))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(data_copy)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "schema.json: not a valid JSON Schema" in proc.stderr and "Traceback" not in proc.stderr
+
+
 # --- 5. the vector store is checked ----------------------------------------------------------------
 
 

@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 from engine.catalog.lookup import VECTOR_FILE, capability_records  # noqa: E402
 from engine.catalog.model import get_catalog  # noqa: E402
 from engine.matching.encoder import Encoder  # noqa: E402
-from engine.matching.index import Index, coerce_records  # noqa: E402
+from engine.matching.index import Index  # noqa: E402
+from engine.matching.records import coerce_records  # noqa: E402
 from engine.matching.store import dump_store  # noqa: E402
 
 

@@ -22,7 +22,12 @@ _RECORD_FIELDS = ("name", "category", "available", "tier", "maturityLevel", "des
 
 
 def match_info(result: Match) -> dict:
-    """How a capability query was resolved: always shown, so a caller can judge it."""
+    """How a capability query was resolved: always shown, so a caller can judge it.
+
+    In a degraded mode (no encoder, no confidence model) ``matchConfidence`` is
+    not the probability that the answer is right; then ``"calibrated": false``
+    and ``degraded`` say so and why, and every confidence is capped.
+    """
     info = {
         "query": result.query,
         "resolvedTo": result.name,
@@ -31,6 +36,9 @@ def match_info(result: Match) -> dict:
     }
     if result.ambiguous:
         info["ambiguous"] = True
+    if not result.calibrated:
+        info["calibrated"] = False
+        info["degraded"] = result.degraded
     return info
 
 

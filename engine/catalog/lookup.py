@@ -8,7 +8,7 @@ import threading
 from functools import cache
 
 from ..common.paths import vectors_dir
-from ..common.text import content_tokens, validate_query
+from ..common.text import content_tokens, squash, validate_query
 from ..matching.identifiers import identifiers_in
 from ..matching.index import Index, Record
 from ..matching.judge import load_judge
@@ -80,9 +80,28 @@ def capability_index() -> Index:
         return _capability_index()
 
 
+_QUALIFIER = re.compile(r"\(([^)]+)\)")
+
+
+def host_names(catalog: Catalog) -> set[str]:
+    """Squashed names of the editors agents run in, read from display names: 'GitHub Copilot (VS Code)'.
+
+    Such a name is an alias of its agent ('vscode' resolves to vscode-copilot),
+    but in a capability question it names the editor: "does Gemini CLI work
+    inside VS Code?" asks about IDE Integration, so it is not stripped.
+    """
+    return {squash(q) for a in catalog.agents.values() for q in _QUALIFIER.findall(a.display_name)}
+
+
 @cache
 def _agent_pattern(catalog: Catalog) -> re.Pattern:
-    names = {n.casefold() for a in catalog.agents.values() for n in (a.id, a.display_name, *a.aliases)}
+    hosts = host_names(catalog)
+    names = {
+        n.casefold()
+        for a in catalog.agents.values()
+        for n in (a.id, a.display_name, *a.aliases)
+        if squash(n) not in hosts
+    }
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     # Not inside file names, flags or ids: CLAUDE.md, claude-code-action, gemini-cli's flags stay.
     return re.compile(rf"(?<![\w./-])(?:{alternatives})(?:'s)?(?![\w-]|\.\w)", re.IGNORECASE)

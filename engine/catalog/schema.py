@@ -8,11 +8,14 @@ through the ``mcp`` SDK; this module only turns its errors into sentences.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+
+from ..errors import CatalogError
 
 
 def _describe(path: list[str | int], doc: Any) -> str:
@@ -48,15 +51,52 @@ def _message(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
+JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+
 @cache
 def _validator(schema_path: Path) -> jsonschema.Draft202012Validator:
-    import json
+    """The validator for one schema file, checked against the JSON Schema meta-schema first.
 
-    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    The schemas ship with the package, but a hand edit ("type": "strng") or a
+    damaged install must be reported like any other broken data file, not
+    surface as a jsonschema traceback on the first validation.
+    """
+    try:
+        schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise CatalogError(
+            f"{schema_path}: file is missing; reinstall the package or restore the file."
+        ) from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise CatalogError(f"{schema_path}: cannot be read as JSON ({exc}).") from exc
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        path = list(exc.absolute_path)
+        where = _describe(path, schema)
+        problem = exc.message
+        if path[-1:] == ["type"] and path[-2:-1] != ["properties"]:
+            problem = f"{exc.instance!r} is not a JSON Schema type; use one of {', '.join(JSON_TYPES)}"
+        raise CatalogError(
+            f"{schema_path}: not a valid JSON Schema at {where}: {problem}. "
+            "Restore the file from the package (git checkout or reinstall)."
+        ) from exc
     return jsonschema.Draft202012Validator(schema)
 
 
 def validate(instance: Any, schema_path: Path, *, limit: int = 20) -> list[str]:
-    """Every violation of the schema at ``schema_path`` in ``instance``, as readable messages."""
-    errors = sorted(_validator(Path(schema_path)).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    """Every violation of the schema at ``schema_path`` in ``instance``, as readable messages.
+
+    Raises ``CatalogError`` naming the schema file when the schema itself is
+    unusable: unreadable, not a JSON Schema, or failing while it is applied.
+    """
+    validator = _validator(Path(schema_path))
+    try:
+        errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
+    except Exception as exc:  # noqa: BLE001 - a schema that passes the meta-schema can still break on use
+        raise CatalogError(
+            f"{schema_path}: the schema cannot be applied ({type(exc).__name__}: {exc}). "
+            "Restore the file from the package (git checkout or reinstall)."
+        ) from exc
     return [f"{_describe(list(e.absolute_path), instance)}: {_message(e)}" for e in errors[:limit]]

@@ -97,8 +97,18 @@ class Head:
         }
 
 
+# A fit weights the head's log-probability at most 1.0 (``fit_confidence.HEAD_WEIGHTS``) and its
+# softmax weights stay near 10 (the shipped head's largest is 10.7): past these a file is corrupt.
+MAX_HEAD_WEIGHT = 10.0
+MAX_HEAD_VALUE = 1000.0
+
+
 def head_from_dict(doc: dict, dimension: int = 384) -> Head:
-    """Build a ``Head`` from its JSON form; ``ValueError`` saying what is wrong."""
+    """Build a ``Head`` from its JSON form; ``ValueError`` saying what is wrong and what is valid."""
+    if not isinstance(doc, dict):
+        raise ValueError(
+            f"head must be a JSON object with ids, weight, weights and bias, got {type(doc).__name__}"
+        )
     ids = doc.get("ids")
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         raise ValueError("head ids must be a non-empty list of strings")
@@ -122,8 +132,17 @@ def head_from_dict(doc: dict, dimension: int = 384) -> Head:
             f"head weights must be {expected} x {dimension} (one row per id, then the background) "
             "with one bias per row"
         )
-    if not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
-        raise ValueError("head weight must be a finite number >= 0")
+    if (
+        not isinstance(weight, (int, float))
+        or isinstance(weight, bool)
+        or not math.isfinite(weight)
+        or not 0 <= weight <= MAX_HEAD_WEIGHT
+    ):
+        raise ValueError(
+            f"head weight must be a finite number >= 0 and <= {MAX_HEAD_WEIGHT:g}, got {weight!r}"
+        )
     if not (np.isfinite(weights).all() and np.isfinite(bias).all()):
         raise ValueError("head has non-finite values")
+    if max(np.abs(weights).max(), np.abs(bias).max()) > MAX_HEAD_VALUE:
+        raise ValueError(f"head weights and bias must stay within ±{MAX_HEAD_VALUE:g}; a fitted head does")
     return Head(tuple(ids), weights, bias, float(weight))

@@ -6,6 +6,10 @@ texts with MiniLM (see ``scoring``), fuses them into one score per record and
 adds a little lexical coverage. With a fitted confidence model (``judge``) the
 confidence is the probability that the answer is right and the index answers
 only when that is at least even; without one, a score threshold decides.
+Confidences that are not such a probability (no model, a model whose learned
+head does not fit the records, no encoder) are capped at
+``Tuning.uncalibrated_cap`` and the ``Match`` says ``calibrated=False`` and why.
+In every mode the candidates' confidences add up to at most 1.
 Long questions are also scored sentence by sentence, so the story around a
 need does not decide the answer.
 """
@@ -26,70 +30,12 @@ from .encoder import Encoder, EncoderUnavailableError
 from .identifiers import IdentifierTable
 from .judge import Judge, logit
 from .lexical import LexicalIndex, stem
+from .records import coerce_records
 from .results import Candidate, Match
 from .scoring import Embedded, Record, Tuning, humanize, record_entries
 from .store import Entry, VectorStore, load_store
 
 log = logging.getLogger("engine")
-
-
-def _text_field(raw: dict, key: str, position: int) -> str:
-    value = raw.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InvalidQueryError(f"record {position}: '{key}' must be a string, got {type(value).__name__}")
-    return clean_text(value)
-
-
-def _string_list(raw: dict, key: str, position: int) -> tuple[str, ...]:
-    value = raw.get(key)
-    if value is None:
-        return ()
-    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
-        raise InvalidQueryError(
-            f"record {position} ('{raw['id']}'): {key} must be a list of strings, got {type(value).__name__}"
-        )
-    items = list(value)
-    if not all(isinstance(item, str) for item in items):
-        raise InvalidQueryError(f"record {position} ('{raw['id']}'): {key} must be a list of strings")
-    return tuple(clean_text(item) for item in items)
-
-
-def coerce_records(records: Iterable[dict | Record]) -> list[Record]:
-    """Validate raw records and turn them into ``Record``s, with errors naming the record."""
-    if isinstance(records, (str, bytes, dict)) or not isinstance(records, Iterable):
-        raise InvalidQueryError(
-            f"records must be a list of dicts like {{'id': ..., 'name': ...}}, got {type(records).__name__}"
-        )
-    out: list[Record] = []
-    seen: set[str] = set()
-    for position, raw in enumerate(records):
-        if isinstance(raw, Record):
-            rec = raw
-        else:
-            if not isinstance(raw, dict):
-                raise InvalidQueryError(f"record {position} must be a dict with 'id' and 'name'")
-            missing = [key for key in ("id", "name") if not isinstance(raw.get(key), str) or not raw.get(key)]
-            if missing:
-                raise InvalidQueryError(
-                    f"record {position} needs non-empty string field(s) {', '.join(missing)}; "
-                    "records look like {'id': ..., 'name': ..., 'description': ..., 'aliases': [...]}"
-                )
-            rec = Record(
-                clean_text(raw["id"]),
-                clean_text(raw["name"]),
-                _text_field(raw, "description", position),
-                _string_list(raw, "aliases", position),
-                identifiers=_string_list(raw, "identifiers", position),
-            )
-        if rec.id in seen:
-            raise InvalidQueryError(f"record id '{rec.id}' appears twice; ids must be unique")
-        seen.add(rec.id)
-        out.append(rec)
-    if not out:
-        raise InvalidQueryError("an index needs at least one record")
-    return out
 
 
 class Index:
@@ -116,6 +62,7 @@ class Index:
         self._store_problem = store_problem
         self._semantic_state: Embedded | None = None
         self._semantic_failed = False
+        self._semantic_problem: str | None = None  # why semantic matching is off, for the degraded note
         self._lock = threading.Lock()
         self.entries = [entry for rec in records for entry in record_entries(rec)]
         self.entries += [Entry("", "negative", text) for text in dict.fromkeys(out_of_scope)]
@@ -146,6 +93,11 @@ class Index:
             documents.append([stem(word) for word in words])
         self.lexical = LexicalIndex(documents, surface)
         self.identifiers = IdentifierTable(rec.identifiers for rec in records)
+        # Breaks ties in the lexical fallback: "chekpoints" covers Checkpoints and a record that
+        # mentions checkpoints equally, and the one named for it is the likelier answer.
+        self.name_lexical = LexicalIndex(
+            [[stem(w) for w in content_tokens(humanize(r.name))] for r in records]
+        )
 
     @classmethod
     def from_records(
@@ -161,13 +113,19 @@ class Index:
     ) -> Index:
         """Index any records; embeds them with the runtime encoder unless ``vectors`` has them.
 
+        ``records`` are dicts or ``Record``s, both checked the same way: a
+        non-empty string id and name (each unique), optional string
+        description, lists of strings for aliases. A bad one raises
+        ``InvalidQueryError`` naming the record and the field.
+
         ``vectors`` is a ``VectorStore`` or the path of one written by
         ``build_scripts/build/build_vectors.py``. A missing, unreadable or stale store
         is not an error: what it lacks is embedded on first use, with one warning.
         ``out_of_scope`` lists topics the records do not cover ("pricing and
         plans"); a query closer to one of them than to any record gets no match.
         ``judge`` is a fitted confidence model (``engine.matching.judge``); without one a
-        score threshold decides and confidences are a logistic of the score.
+        score threshold decides, and confidences are a logistic of the score, capped at
+        ``Tuning.uncalibrated_cap`` and marked ``calibrated=False`` on each ``Match``.
         """
         problem = None
         store = None
@@ -212,6 +170,7 @@ class Index:
                 self._semantic_state = self._build_semantic()
             except EncoderUnavailableError as exc:
                 self._semantic_failed = True
+                self._semantic_problem = str(exc)
                 log.warning("semantic matching is off (%s); using alias and lexical matching", exc)
         return self._semantic_state
 
@@ -284,9 +243,19 @@ class Index:
         for key in (light(text), squash(text)):
             if key in self._alias:
                 rec = self.records[self._alias[key]]
-                conf = self.judge.alias_confidence if self.judge else self.tuning.alias_confidence
-                conf = round(conf, 3)
-                return Match(text, rec.name, rec.id, conf, "alias", [Candidate(rec.id, rec.name, conf)])
+                if self.judge is not None:
+                    conf = round(self.judge.alias_confidence, 3)
+                    return Match(text, rec.name, rec.id, conf, "alias", [Candidate(rec.id, rec.name, conf)])
+                conf = round(min(self.tuning.alias_confidence, self.tuning.uncalibrated_cap), 3)
+                return Match(
+                    text,
+                    rec.name,
+                    rec.id,
+                    conf,
+                    "alias",
+                    [Candidate(rec.id, rec.name, conf)],
+                    **self._uncalibrated(),
+                )
         if not any(ch.isalnum() for ch in text):
             # Emoji, punctuation or invisible characters only: there is nothing to match.
             return Match(text, None, None, 0.0, "none", [], False)
@@ -300,7 +269,9 @@ class Index:
 
         A head is fitted for one catalog. Over other records (or a catalog
         changed since the fit) it is left out, with one warning, rather than
-        scoring records by another catalog's rows.
+        scoring records by another catalog's rows. The judge was fitted with the
+        head's lead as a feature, so without it the confidences are not
+        calibrated (see ``_uncalibrated``).
         """
         judge = self.judge
         head = judge.head if judge is not None else None
@@ -312,11 +283,15 @@ class Index:
                 self._head_rows = np.array([rows[rec.id] for rec in self.records])
             else:
                 self._head_rows = None
-                if len(set(rows) & set(self._position)) > len(self.records) // 2:
-                    log.warning(
-                        "the confidence model's head was fitted for other records; matching without it. "
-                        "Refit it with: python build_scripts/build/fit_confidence.py"
-                    )
+                shared = len(set(rows) & set(self._position))
+                log.warning(
+                    "the confidence model's head was fitted for other records (%d of its %d ids are among "
+                    "these %d records); matching without it, and confidences are not calibrated. "
+                    "Refit it with: python build_scripts/build/fit_confidence.py",
+                    shared,
+                    len(rows),
+                    len(self.records),
+                )
             self._head_for = judge
         return (head, self._head_rows) if self._head_rows is not None else None
 
@@ -405,52 +380,121 @@ class Index:
             # ranking() already judged the winner; with a head, the runner-ups share what it leaves.
             others = [] if head is not None else self._judged(ranking, shown[1:])
             confidences = coherent(np.r_[ranking["trust"], others], head, shown)
-            candidates = [
-                self._candidate(i, conf, fused[i]) for i, conf in zip(shown, confidences, strict=True)
-            ]
-            if confidences[0] < self.judge.answer_at:
+            answered = confidences[0] >= self.judge.answer_at
+            degraded = self._uncalibrated() if self.judge.head is not None and head is None else {}
+            if degraded:
+                confidences = coherent(np.minimum(confidences, tune.uncalibrated_cap), None, shown)
+            candidates = self._candidates(shown, confidences, fused)
+            if not answered:
                 # Nothing answered, so no close call to flag: "none of these" won.
-                return Match(text, None, None, candidates[0].confidence, "none", candidates, False)
+                return Match(
+                    text, None, None, candidates[0].confidence, "none", candidates, False, **degraded
+                )
             rec = self.records[shown[0]]
-            return Match(text, rec.name, rec.id, candidates[0].confidence, "semantic", candidates, ambiguous)
+            return Match(
+                text,
+                rec.name,
+                rec.id,
+                candidates[0].confidence,
+                "semantic",
+                candidates,
+                ambiguous,
+                **degraded,
+            )
 
-        candidates = [self._candidate(i, self._confidence(fused[i], tune.threshold), fused[i]) for i in shown]
+        degraded = self._uncalibrated()
+        candidates = self._uncalibrated_candidates(shown, [fused[i] for i in shown], tune.threshold, fused)
         if ranking["offTopic"] >= float(ranking["semantic"][order[0]]) + tune.off_topic_margin:
             # Closer to a topic the catalog says it does not cover than to any record.
-            return Match(text, None, None, min(candidates[0].confidence, 0.49), "none", candidates, False)
+            conf = min(candidates[0].confidence, 0.49)
+            return Match(text, None, None, conf, "none", candidates, False, **degraded)
         coverage = ranking["coverage"]
         if top < tune.threshold and float(coverage.max()) >= tune.lexical_threshold:
             # The embedding is unsure but the wording clearly names a record.
             i = int(np.argmax(coverage))
-            winner = self._candidate(i, self._confidence(coverage[i], tune.lexical_threshold), coverage[i])
-            others = [c for c in candidates if c.id != winner.id][: k - 1]
-            return Match(text, winner.name, winner.id, winner.confidence, "lexical", [winner, *others], False)
+            rows = [i, *[j for j in shown if j != i][: k - 1]]
+            confidences = np.r_[
+                self._confidence(coverage[i], tune.lexical_threshold),
+                [self._confidence(fused[j], tune.threshold) for j in rows[1:]],
+            ]
+            scores = np.array(fused, dtype=np.float64)
+            scores[i] = coverage[i]
+            confidences = coherent(np.minimum(confidences, tune.uncalibrated_cap), None, rows)
+            candidates = self._candidates(rows, confidences, scores)
+            winner = candidates[0]
+            return Match(
+                text, winner.name, winner.id, winner.confidence, "lexical", candidates, False, **degraded
+            )
         if top < tune.threshold:
-            return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
+            return Match(
+                text, None, None, candidates[0].confidence, "none", candidates, ambiguous, **degraded
+            )
         rec = self.records[shown[0]]
-        return Match(text, rec.name, rec.id, candidates[0].confidence, "semantic", candidates, ambiguous)
+        return Match(
+            text, rec.name, rec.id, candidates[0].confidence, "semantic", candidates, ambiguous, **degraded
+        )
 
     def _rank_lexical(self, text: str, k: int) -> Match:
         """Without the encoder: idf-weighted wording coverage decides."""
         tune = self.tuning
         _, terms = self._query_terms(text, set())
         coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
-        order = [int(i) for i in np.argsort(-coverage, kind="stable")]
-        candidates = [
-            self._candidate(i, self._confidence(coverage[i], tune.lexical_threshold), coverage[i])
-            for i in order[:k]
-        ]
+        by_name = np.array(self.name_lexical.scores(terms), dtype=np.float32)
+        order = [int(i) for i in np.lexsort((-by_name, -coverage))]
+        shown = order[:k]
+        candidates = self._uncalibrated_candidates(
+            shown, [coverage[i] for i in shown], tune.lexical_threshold, coverage
+        )
         top = float(coverage[order[0]])
         ambiguous = len(order) > 1 and float(coverage[order[1]]) >= top - tune.ambiguity_margin
+        degraded = self._uncalibrated(lexical=True)
         if top < tune.lexical_threshold:
-            return Match(text, None, None, candidates[0].confidence, "none", candidates, ambiguous)
+            return Match(
+                text, None, None, candidates[0].confidence, "none", candidates, ambiguous, **degraded
+            )
         rec = self.records[order[0]]
-        return Match(text, rec.name, rec.id, candidates[0].confidence, "lexical", candidates, ambiguous)
+        return Match(
+            text, rec.name, rec.id, candidates[0].confidence, "lexical", candidates, ambiguous, **degraded
+        )
 
-    def _candidate(self, i: int, confidence: float, score: float) -> Candidate:
-        rec = self.records[i]
-        conf = round(float(confidence), 3) if math.isfinite(float(confidence)) else 0.0
-        return Candidate(rec.id, rec.name, conf, round(float(score), 4))
+    def _uncalibrated(self, *, lexical: bool = False) -> dict:
+        """``Match`` fields for confidences that are not P(right): why, in one sentence.
+
+        The first reason that applies: no encoder (``lexical``: the lexical
+        fallback decided), no confidence model, or a model whose learned head
+        was fitted for other records (the model was fitted with the head's lead
+        as a feature).
+        """
+        cap = f"capped at {self.tuning.uncalibrated_cap:g}"
+        if lexical:
+            why = self._semantic_problem or "semantic=False"
+            note = (
+                f"semantic matching is off ({why}): confidences are lexical scores {cap}, not probabilities"
+            )
+        elif self.judge is None:
+            note = f"no confidence model: confidences are scores {cap}, not probabilities"
+        else:
+            note = (
+                "the confidence model's head was fitted for other records and is left out: "
+                f"confidences are {cap} and are not calibrated probabilities"
+            )
+        return {"calibrated": False, "degraded": note}
+
+    def _uncalibrated_candidates(
+        self, rows: list[int], values: list[float], threshold: float, scores: np.ndarray
+    ) -> list[Candidate]:
+        """Candidates whose confidence is a logistic of a score: capped, and sharing at most 1 in all."""
+        raw = np.array([self._confidence(v, threshold) for v in values], dtype=np.float64)
+        return self._candidates(
+            rows, coherent(np.minimum(raw, self.tuning.uncalibrated_cap), None, rows), scores
+        )
+
+    def _candidates(self, rows: list[int], confidences: np.ndarray, scores: np.ndarray) -> list[Candidate]:
+        """Candidates for ``rows`` with confidences rounded to 3 places without their total passing 1."""
+        return [
+            Candidate(self.records[i].id, self.records[i].name, conf, round(float(scores[i]), 4))
+            for i, conf in zip(rows, rounded_shares(confidences), strict=True)
+        ]
 
     def _confidence(self, score: float, threshold: float) -> float:
         """Logistic map of a score: 0.5 at the abstain threshold, near 1 well above it."""
@@ -481,6 +525,28 @@ def coherent(judged: np.ndarray, head: np.ndarray | None, shown: list[int]) -> n
             conf[j] = min(conf[j], max(left, 0.0))
             left -= conf[j]
     return np.minimum.accumulate(np.clip(conf, 0.0, 1.0))
+
+
+def rounded_shares(confidences: Sequence[float]) -> list[float]:
+    """Confidences rounded to 3 places: the first to nearest, the rest down, so the total stays at most 1.
+
+    Rounding each to nearest could lift a list that sums to exactly 1 (as
+    ``coherent`` makes them) to 1.001 or more. Non-finite values count as 0.
+    """
+    out: list[float] = []
+    left = 1000  # in thousandths, so the arithmetic is exact
+    for j, value in enumerate(confidences):
+        value = float(value)
+        if not math.isfinite(value):
+            milli = 0
+        elif j == 0:
+            milli = round(value * 1000)
+        else:
+            milli = math.floor(value * 1000 + 1e-6)  # the epsilon keeps 0.15 from flooring to 0.149
+        milli = max(0, min(milli, left))
+        left -= milli
+        out.append(milli / 1000)
+    return out
 
 
 def ranking_features(ranking: dict, i: int) -> list[float]:

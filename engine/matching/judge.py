@@ -100,41 +100,100 @@ class Judge:
         }
 
 
-def judge_from_dict(doc: dict) -> Judge:
-    """Build a ``Judge`` from its JSON form; ``ValueError`` saying what is wrong."""
-    if not isinstance(doc, dict) or doc.get("features") != list(FEATURES):
-        raise ValueError(f"features must be {list(FEATURES)}")
-    arrays = {key: np.asarray(doc[key], dtype=np.float64) for key in ("probe", "weights", "mean", "scale")}
-    if arrays["probe"].shape != (384,) or any(
-        arrays[k].shape != (len(FEATURES),) for k in ("weights", "mean", "scale")
+# The largest magnitude a fit can plausibly give each part, with a wide margin over the shipped
+# model's (confidence weights 4.2, bias 2.8, means 2.8, scales 0.2-5.0, probe 12.4, probe bias 4.8):
+# beyond these a file is corrupt or hand-edited, and its confidences would sit at exactly 0 or 1.
+LIMITS = {
+    "weights": 100.0,
+    "bias": 100.0,
+    "mean": 1000.0,
+    "scale": 1000.0,
+    "probe": 1000.0,
+    "probeBias": 100.0,
+}
+MIN_SCALE = 1e-6  # features are divided by their scale
+
+
+def _array(doc: dict, key: str, size: int) -> np.ndarray:
+    value = doc.get(key)
+    if not isinstance(value, list) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
     ):
-        raise ValueError("wrong array sizes")
-    numbers = [doc["probeBias"], doc["bias"], doc["aliasConfidence"], doc.get("answerAt", 0.5)]
-    if not all(np.isfinite(a).all() for a in arrays.values()) or not all(math.isfinite(v) for v in numbers):
-        raise ValueError("non-finite values")
-    if (arrays["scale"] <= 0).any():
-        raise ValueError("scales must be positive")
+        raise ValueError(f"{key} must be a list of {size} numbers")
+    array = np.asarray(value, dtype=np.float64)
+    if array.shape != (size,):
+        raise ValueError(f"{key} must hold {size} numbers, not {len(value)}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{key} holds a non-finite value (NaN or infinity)")
+    if np.abs(array).max() > LIMITS[key]:
+        raise ValueError(
+            f"{key} holds {array[np.abs(array).argmax()]:g}; a fitted model stays within ±{LIMITS[key]:g}"
+        )
+    return array
+
+
+def _number(
+    doc: dict, key: str, low: float, high: float, *, default: float | None = None, open_ends: bool = False
+) -> float:
+    value = doc.get(key, default)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise ValueError(f"{key} must be a finite number, got {value!r}")
+    inside = low < value < high if open_ends else low <= value <= high
+    if not inside:
+        bounds = f"strictly between {low:g} and {high:g}" if open_ends else f"between {low:g} and {high:g}"
+        raise ValueError(f"{key} is {value!r}; it must be {bounds}")
+    return float(value)
+
+
+def judge_from_dict(doc: dict, dimension: int = 384) -> Judge:
+    """Build a ``Judge`` from its JSON form; ``ValueError`` saying which field is wrong and what is valid.
+
+    Checks shapes, that every value is finite, and that it lies where a fit can
+    put it: probabilities (``aliasConfidence``, ``answerAt``) inside 0..1,
+    scales positive, weights within ``LIMITS``. A file that passes parsing but
+    not these would give confidences of exactly 0 or 1, or above 1.
+    """
+    if not isinstance(doc, dict):
+        raise ValueError(f"the file must hold a JSON object, got {type(doc).__name__}")
+    if doc.get("features") != list(FEATURES):
+        raise ValueError(f"features must be {list(FEATURES)}")
+    probe = _array(doc, "probe", dimension)
+    weights, mean, scale = (_array(doc, key, len(FEATURES)) for key in ("weights", "mean", "scale"))
+    if (scale < MIN_SCALE).any():
+        raise ValueError(f"scale values must be at least {MIN_SCALE:g} (features are divided by them)")
     return Judge(
-        probe=arrays["probe"],
-        probe_bias=float(doc["probeBias"]),
-        weights=arrays["weights"],
-        bias=float(doc["bias"]),
-        mean=arrays["mean"],
-        scale=arrays["scale"],
-        alias_confidence=float(doc["aliasConfidence"]),
-        answer_at=float(doc.get("answerAt", 0.5)),
-        head=head_from_dict(doc["head"]) if "head" in doc else None,
+        probe=probe,
+        probe_bias=_number(doc, "probeBias", -LIMITS["probeBias"], LIMITS["probeBias"]),
+        weights=weights,
+        bias=_number(doc, "bias", -LIMITS["bias"], LIMITS["bias"]),
+        mean=mean,
+        scale=scale,
+        alias_confidence=_number(doc, "aliasConfidence", 0.0, 1.0),
+        answer_at=_number(doc, "answerAt", 0.0, 1.0, default=0.5, open_ends=True),
+        head=head_from_dict(doc["head"], dimension) if "head" in doc else None,
     )
 
 
 def load_judge(path: Path) -> Judge | None:
-    """The confidence model at ``path``, or None (with one warning) when it is missing or broken."""
+    """The confidence model at ``path``, or None (with one warning) when it is missing or broken.
+
+    Without it the index runs in its documented degraded mode: a score
+    threshold decides, and each ``Match`` says ``calibrated=False`` with its
+    confidences capped (``Tuning.uncalibrated_cap``).
+    """
     try:
         return judge_from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
     except FileNotFoundError:
-        log.warning("confidence model %s not found; confidences fall back to the score threshold", path)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning(
-            "confidence model %s is unusable (%s); confidences fall back to the score threshold", path, exc
+            "confidence model %s not found; confidences fall back to the score threshold and are marked "
+            "calibrated: false",
+            path,
+        )
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        log.warning(
+            "confidence model %s is unusable (%s); confidences fall back to the score threshold and are "
+            "marked calibrated: false. Refit it with: python build_scripts/build/fit_confidence.py",
+            path,
+            exc,
         )
     return None

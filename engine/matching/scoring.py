@@ -45,7 +45,12 @@ class Tuning:
     ambiguity_margin: float = 0.02  # runner-up this close to the winner -> ambiguous
     head_ambiguity_ratio: float = 0.5  # with a learned head: runner-up at least this likely -> ambiguous
     spread: float = 0.06  # without a confidence model: logistic width turning a score into a confidence
-    alias_confidence: float = 0.95  # without a confidence model: confidence of an alias hit
+    alias_confidence: float = 0.95  # without a confidence model: an alias hit's confidence (capped below)
+    # Uncalibrated confidences (no confidence model, its head left out, or the lexical fallback) never
+    # exceed this: a logistic of a score is no probability, so it must not read as near-certain.
+    # On the catalog's calibration sets such answers were right 80% (semantic, no model) and 90%
+    # (lexical fallback) of the time.
+    uncalibrated_cap: float = 0.85
     segment_words: int = 16  # a query this long is also scored sentence by sentence
     segment_margin: float = 0.2  # a sentence replaces the whole text when trusted this much more
     identifier_weight: float = 0.15  # fused += weight * share of the query's identifiers this record names

@@ -193,8 +193,43 @@ def test_records_are_returned_as_copies():
 
 
 def test_names_with_symbols_do_not_collide_with_plain_names():
-    assert engine.resolve_agent("github copilot") == "vscode-copilot"
+    assert engine.resolve_agent("github copilot") is None  # ambiguous, below
     assert engine.resolve_agent("@github/copilot") == "copilot-cli"
+
+
+@pytest.mark.parametrize("name", ["GitHub Copilot", "github copilot", "copilot", "Copilot", "github-copilot"])
+def test_github_copilot_is_ambiguous_and_the_error_names_both_agents(name):
+    """Both the CLI and the VS Code agent are "GitHub Copilot": answering for one would be a guess."""
+    assert engine.resolve_agent(name) is None
+    with pytest.raises(UnknownAgentError) as err:
+        CATALOG.agent(name)
+    assert err.value.ambiguous == ["copilot-cli", "vscode-copilot"]
+    assert f"Agent '{name}' could mean copilot-cli or vscode-copilot" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "agent_id"),
+    [
+        ("vscode", "vscode-copilot"),
+        ("VS Code", "vscode-copilot"),
+        ("copilot in vs code", "vscode-copilot"),
+        ("vs code copilot", "vscode-copilot"),
+        ("copilot cli", "copilot-cli"),
+        ("GitHub Copilot CLI", "copilot-cli"),
+    ],
+)
+def test_the_editor_or_the_cli_in_the_name_picks_the_copilot(name, agent_id):
+    assert engine.resolve_agent(name) == agent_id
+    assert CATALOG.agent(name).id == agent_id
+
+
+def test_an_editor_named_in_a_capability_question_is_not_stripped_as_an_agent():
+    """'vs code' resolves to vscode-copilot, but in a question it is the editor (IDE Integration)."""
+    from engine.catalog.lookup import host_names, strip_agents
+
+    assert host_names(CATALOG) == {"vscode"}  # read from "GitHub Copilot (VS Code)"
+    assert strip_agents("does Gemini CLI work inside VS Code?") == "does work inside VS Code?"
+    assert engine.match("vscode extension").name == "IDE Integration"
 
 
 def test_a_name_shared_by_two_agents_is_ambiguous_and_the_error_names_both():

@@ -80,6 +80,43 @@ def test_bad_records_are_rejected_with_what_is_wrong(records, message):
         Index.from_records(records)
 
 
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([Record("a", None, "d")], r"record 0 \('a'\): 'name' must be a non-empty string, got NoneType"),
+        ([Record(7, "x")], r"record 0: 'id' must be a non-empty string, got int"),
+        ([Record("a", "   ")], r"'name' must be a non-empty string, got a blank string"),
+        ([Record("a", "x", b"bytes")], r"'description' must be a string, got bytes"),
+        ([Record("a", "x", aliases="one")], r"aliases must be a list of strings, got str"),
+        (
+            [Record("a", "x", texts=("ok", 3))],
+            r"texts must be a list of strings, but it holds a value of type int",
+        ),
+        ([Record("a", "x", keywords=5)], r"keywords must be a list of strings, got int"),
+        ([Record("a", "x"), Record("a", "y")], r"record 1: id 'a' appears twice \(also record 0\)"),
+        (
+            [Record("a", "Read File"), {"id": "b", "name": "read file "}],
+            r"record 1 \('b'\): name .* record 0",
+        ),
+    ],
+)
+def test_record_objects_are_checked_like_dicts_and_the_error_names_record_and_field(records, message):
+    with pytest.raises(InvalidQueryError, match=message):
+        Index.from_records(records, semantic=False)
+
+
+def test_record_objects_keep_their_texts_and_keywords():
+    index = Index.from_records(
+        [
+            Record("a", "read_file", "Read a file", texts=("open a document",), keywords=("cat",)),
+            Record("b", "x"),
+        ],
+        semantic=False,
+    )
+    assert index.records[0].texts == ("open a document",) and index.records[0].keywords == ("cat",)
+    assert index.match("cat").id == "a"
+
+
 def test_semantic_can_be_switched_off_for_lexical_matching():
     index = Index.from_records(TOOLS, semantic=False)
     result = index.match("commit history of a repository")

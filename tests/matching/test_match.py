@@ -175,7 +175,17 @@ def test_candidate_confidences_add_up_to_at_most_one(query):
 
 def test_to_dict_is_json_ready_and_complete():
     data = engine.match("mcp servers").to_dict()
-    assert set(data) == {"query", "name", "id", "confidence", "method", "ambiguous", "candidates"}
+    assert set(data) == {
+        "query",
+        "name",
+        "id",
+        "confidence",
+        "method",
+        "ambiguous",
+        "calibrated",
+        "candidates",
+    }
+    assert data["calibrated"] is True
     assert json.loads(json.dumps(data)) == data
     assert {"id", "name", "confidence"} == set(data["candidates"][0])
 

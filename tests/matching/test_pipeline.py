@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from engine import Index
+from engine.matching.index import rounded_shares
 from engine.matching.judge import FEATURES, Judge
 
 RECORDS = [
@@ -82,3 +84,26 @@ def test_a_judge_without_a_head_answers_a_single_candidate_request(fake_encoder)
     assert index.judge.head is None
     result = index.match("a file", k=1)
     assert result.name is not None and len(result.candidates) == 1
+
+
+# Near neighbours: without a confidence model each used to get its own logistic near 1 (sums up to 3).
+TOOLS = [
+    {"id": f"t{i}", "name": f"read_{thing}", "description": f"Read the {thing} file from disk"}
+    for i, thing in enumerate(["config", "log", "data", "text", "source", "cache", "lock", "image"])
+]
+
+
+@pytest.mark.parametrize("semantic", [True, False])
+@pytest.mark.parametrize("query", ["read the file from disk", "read a log file", "read file disk", "image"])
+def test_a_generic_index_confidences_never_add_up_to_more_than_one(fake_encoder, semantic, query):
+    index = Index.from_records(TOOLS, encoder=fake_encoder, semantic=semantic)
+    for k in (1, 3, 10):
+        confidences = [c.confidence for c in index.match(query, k=k).candidates]
+        assert sum(confidences) <= 1.0 + 1e-9, (k, confidences)
+        assert confidences == sorted(confidences, reverse=True)
+
+
+def test_rounding_never_lifts_a_list_that_sums_to_one_above_it():
+    shares = rounded_shares([0.8496, 0.1004, 0.0500])  # each rounded to nearest would total 1.001
+    assert shares == [0.85, 0.1, 0.05] and sum(shares) <= 1.0 + 1e-9
+    assert rounded_shares([0.5, float("nan"), 0.3]) == [0.5, 0.0, 0.3]
