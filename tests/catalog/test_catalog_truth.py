@@ -153,3 +153,33 @@ def test_the_alias_check_flags_a_term_the_catalog_gives_another_capability():
     problems = checks.alias_conflicts({"yolo mode": "Tool Permissions"}, [agent])
     assert len(problems) == 1 and "Autopilot Mode" in problems[0]
     assert checks.alias_conflicts({"yolo mode": "Autopilot Mode"}, [agent]) == []
+
+
+@pytest.mark.parametrize("agent_id", AGENT_IDS)
+def test_every_source_records_the_revision_that_was_read(agent_id):
+    from build_scripts.build import provenance
+
+    assert provenance.without_revision(DATA / "agents" / f"{agent_id}.json") == []
+
+
+def test_every_lifecycle_fact_of_an_uncovered_agent_records_its_revision():
+    from build_scripts.build import provenance
+
+    assert provenance.without_revision(DATA / "uncovered.json") == []
+
+
+def test_a_source_without_a_revision_is_reported(tmp_path):
+    from build_scripts.build import provenance
+
+    doc = agent_doc(AGENT_IDS[0])
+    doc["capabilities"][0]["sources"][0].pop("revision")
+    doc["statusFacts"] = [{"date": "2026-01-01", "kind": "plan", "fact": "x", "url": "https://example.com/a"}]
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(doc))
+    missing = provenance.without_revision(path)
+    assert len(missing) == 2 and "statusFacts" in missing[1]
+
+
+def test_every_agent_says_what_kind_of_evidence_it_rests_on():
+    kinds = {agent_doc(a).get("evidenceKind") for a in AGENT_IDS}
+    assert kinds <= {"docs-repository", "docs-mirror", "vendor-site"} and None not in kinds
