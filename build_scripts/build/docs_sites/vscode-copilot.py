@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 
-SITE = "https://code.visualstudio.com/docs"
+SITE = "https://code.visualstudio.com"
 REPO = "microsoft/vscode-docs"
 BASE = SITE.rsplit("/docs", 1)[0]
 
@@ -47,4 +47,10 @@ def _urls(node, read) -> list[str]:
 def pages(list_files, read) -> list[str]:
     urls = set(_urls(_load(read, "docs/toc.json"), read))
     urls |= {"/" + p[: -len(".md")] for p in list_files() if p.startswith("docs/") and p.endswith(".md")}
+    # Release notes are pages too (release-notes/v1_109.md -> /updates/v1_109), checked like any other.
+    urls |= {
+        "/updates/" + p[len("release-notes/") : -len(".md")]
+        for p in list_files()
+        if p.startswith("release-notes/v") and p.endswith(".md")
+    }
     return sorted(BASE + u.split("#")[0].rstrip("/") for u in urls)
