@@ -10,6 +10,18 @@ import sys
 from typing import NoReturn
 
 TOKEN_ENV = "AGENT_CAPABILITIES_TOKEN"
+ENVIRONMENT = """\
+environment variables:
+  AGENT_CAPABILITIES_TOKEN         bearer token every HTTP client must send; required with a --host
+                                   that is not loopback
+  AGENT_CAPABILITIES_DB            the gap log: a SQLite file (default: the user data directory), or
+                                   postgresql://USER:PASSWORD@HOST:PORT/DB, one log shared by replicas
+                                   (needs: pip install 'agent-capabilities[postgres]')
+  AGENT_CAPABILITIES_NO_LOG        1: record nothing (same as --no-log)
+  AGENT_CAPABILITIES_HTTP_TIMEOUT  seconds a request head or body may take to arrive (default 10)
+  AGENT_CAPABILITIES_CACHE         directory for the model-file hash cache (default: the user cache directory)
+  AGENT_CAPABILITIES_VECTORS       directory of the encoder and vectors (default: the installed ones)
+"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,9 +65,16 @@ def _main(argv: list[str] | None) -> int:
     parser = _Parser(
         prog="agent-capabilities-mcp",
         description="MCP server answering what coding agents can do, with setup notes and sources.",
+        epilog=ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument(
+        "--transport",
+        choices=["stdio", "http", "streamable-http"],
+        default="stdio",
+        help="stdio (default), or http: stateless streamable HTTP at /mcp ('streamable-http' is the same)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=_port, default=8000, help="HTTP port (default 8000)")
     parser.add_argument(
@@ -75,9 +94,20 @@ def _main(argv: list[str] | None) -> int:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
+    if args.transport != "stdio" and not os.environ.get(TOKEN_ENV):
+        from .http import is_loopback
+
+        if not is_loopback(args.host):
+            # Off loopback every client is remote, and remote clients need the token: without one the
+            # server could only refuse them all. Say so now, not in a 403 to each client.
+            sys.stderr.write(
+                f"agent-capabilities-mcp: refusing to serve on {args.host} without a token: set {TOKEN_ENV} "
+                "(clients then send 'Authorization: Bearer <token>'), or serve on 127.0.0.1\n"
+            )
+            return 2
 
     from engine import get_catalog
-    from engine.errors import EngineError
+    from engine.errors import EngineError, GapLogError
 
     try:
         get_catalog()  # broken data: one clear line now, not a traceback after the handshake started
@@ -89,7 +119,11 @@ def _main(argv: list[str] | None) -> int:
 
     from .server import build_server
 
-    gap_log = GapLog(enabled=False) if args.no_log else GapLog()
+    try:
+        gap_log = GapLog(enabled=False) if args.no_log else GapLog()
+    except GapLogError as exc:  # a postgresql:// URL without psycopg: one line, not a traceback
+        sys.stderr.write(f"agent-capabilities-mcp: cannot start: {exc}\n")
+        return 1
     server = build_server(gap_log)
     if args.transport == "stdio":
         import anyio
@@ -154,11 +188,9 @@ def _serve_http(server, args, gap_log) -> int:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     if is_loopback(args.host):
         access = "loopback clients only" + (f"; they need the bearer token ({TOKEN_ENV})" if token else "")
-    elif token:
+    else:  # _main refused to get here without a token
         names = ", ".join(args.allow_host) or "none yet (add with --allow-host)"
         access = f"remote clients need the bearer token and an allowed Host: {names}"
-    else:
-        access = f"remote clients are refused until {TOKEN_ENV} is set; loopback clients only"
 
     def announce() -> None:
         sys.stderr.write(f"serving http://{shown}:{args.port}/mcp ({access})\n")
