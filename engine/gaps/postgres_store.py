@@ -23,7 +23,7 @@ from .storage import MIGRATIONS, POSTGRES, SCHEMA_VERSION, StoreBusy, read_query
 SCHEMES = ("postgresql://", "postgres://")
 INSTALL_HINT = "pip install 'agent-capabilities[postgres]'"
 VERSION_TABLE = "gap_log_schema"  # one row: how many migrations this database has had
-MIGRATION_LOCK = 0x6761_7073  # pg_advisory_xact_lock key: replicas starting at once migrate one at a time
+MIGRATION_LOCK = 0x6761_7073  # pg_advisory_lock key: replicas starting at once migrate one at a time
 READ_TIMEOUT_MS = 10_000  # a report reads at most a few thousand rows per table
 
 
@@ -105,26 +105,33 @@ class PostgresStore:
 
         The current version is read first without a lock or DDL, so a user
         that may write rows but not create tables can use a migrated database.
+        The lock is the session's, taken before the transaction starts: a
+        transaction that began before another replica's migration committed
+        can still look table names up as they were, and create them twice.
         """
         if self._version(conn) == SCHEMA_VERSION:
             return
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            version = self._version(conn)
-            if version is None:
-                conn.execute(f"CREATE TABLE {VERSION_TABLE} (version INTEGER NOT NULL)")
-            if (version or 0) > SCHEMA_VERSION:
-                raise GapLogError(
-                    f"{self.where} has gap-log schema version {version}; "
-                    f"this engine knows up to {SCHEMA_VERSION}"
-                )
-            for migration in MIGRATIONS[version or 0 :]:
-                for statement in migration.postgres:
-                    conn.execute(statement)
-            if version is None or conn.execute(f"SELECT 1 FROM {VERSION_TABLE}").fetchone() is None:
-                conn.execute(f"INSERT INTO {VERSION_TABLE} (version) VALUES (%s)", (SCHEMA_VERSION,))
-            else:
-                conn.execute(f"UPDATE {VERSION_TABLE} SET version = %s", (SCHEMA_VERSION,))
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            with conn.transaction():
+                version = self._version(conn)
+                if version is None:
+                    conn.execute(f"CREATE TABLE {VERSION_TABLE} (version INTEGER NOT NULL)")
+                if (version or 0) > SCHEMA_VERSION:
+                    raise GapLogError(
+                        f"{self.where} has gap-log schema version {version}; "
+                        f"this engine knows up to {SCHEMA_VERSION}"
+                    )
+                for migration in MIGRATIONS[version or 0 :]:
+                    for statement in migration.postgres:
+                        conn.execute(statement)
+                if version is None or conn.execute(f"SELECT 1 FROM {VERSION_TABLE}").fetchone() is None:
+                    conn.execute(f"INSERT INTO {VERSION_TABLE} (version) VALUES (%s)", (SCHEMA_VERSION,))
+                else:
+                    conn.execute(f"UPDATE {VERSION_TABLE} SET version = %s", (SCHEMA_VERSION,))
+        finally:
+            if not conn.closed:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
 
     def drop(self) -> None:
         """Close the connection (after a failure too); the next write opens a new one."""
