@@ -10,6 +10,18 @@ import sys
 from typing import NoReturn
 
 TOKEN_ENV = "AGENT_CAPABILITIES_TOKEN"
+ENVIRONMENT = """\
+environment variables:
+  AGENT_CAPABILITIES_TOKEN         bearer token every HTTP client must send; required with a --host
+                                   that is not loopback
+  AGENT_CAPABILITIES_DB            the gap log: a SQLite file (default: the user data directory), or
+                                   postgresql://USER:PASSWORD@HOST:PORT/DB, one log shared by replicas
+                                   (needs: pip install 'agent-capabilities[postgres]')
+  AGENT_CAPABILITIES_NO_LOG        1: record nothing (same as --no-log)
+  AGENT_CAPABILITIES_HTTP_TIMEOUT  seconds a request head or body may take to arrive (default 10)
+  AGENT_CAPABILITIES_CACHE         directory for the model-file hash cache (default: the user cache directory)
+  AGENT_CAPABILITIES_VECTORS       directory of the encoder and vectors (default: the installed ones)
+"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,15 +59,6 @@ TRANSPORTS = (
     "streamable-http",
     "http",
 )  # "http" is what Claude Code, Gemini CLI and Copilot CLI call it
-
-ENVIRONMENT = """\
-environment:
-  AGENT_CAPABILITIES_TOKEN         over HTTP, require 'Authorization: Bearer <token>' on every request
-  AGENT_CAPABILITIES_HTTP_TIMEOUT  seconds to receive a request head or body over HTTP (default 10)
-  AGENT_CAPABILITIES_DB            the gap log file (default: gaps.sqlite3 in your user data folder)
-  AGENT_CAPABILITIES_NO_LOG        1 records nothing, the same as --no-log
-  AGENT_CAPABILITIES_VECTORS       a folder with another encoder and vector store (default: the installed one)
-  AGENT_CAPABILITIES_CACHE         where file hashes are cached (default: your user cache folder)"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,9 +130,20 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 def _main(argv: list[str] | None) -> int:
     args = parse_arguments(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
+    if args.transport != "stdio" and not os.environ.get(TOKEN_ENV):
+        from .http import is_loopback
+
+        if not is_loopback(args.host):
+            # Off loopback every client is remote, and remote clients need the token: without one the
+            # server could only refuse them all. Say so now, not in a 403 to each client.
+            sys.stderr.write(
+                f"agent-capabilities-mcp: refusing to serve on {args.host} without a token: set {TOKEN_ENV} "
+                "(clients then send 'Authorization: Bearer <token>'), or serve on 127.0.0.1\n"
+            )
+            return 2
 
     from engine import get_catalog
-    from engine.errors import EngineError
+    from engine.errors import EngineError, GapLogError
 
     try:
         get_catalog()  # broken data: one clear line now, not a traceback after the handshake started
@@ -141,7 +155,11 @@ def _main(argv: list[str] | None) -> int:
 
     from .server import build_server
 
-    gap_log = GapLog(enabled=False) if args.no_log else GapLog()
+    try:
+        gap_log = GapLog(enabled=False) if args.no_log else GapLog()
+    except GapLogError as exc:  # a postgresql:// URL without psycopg: one line, not a traceback
+        sys.stderr.write(f"agent-capabilities-mcp: cannot start: {exc}\n")
+        return 1
     server = build_server(gap_log)
     if args.transport == "stdio":
         import anyio
@@ -206,11 +224,9 @@ def _serve_http(server, args, gap_log) -> int:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     if is_loopback(args.host):
         access = "loopback clients only" + (f"; they need the bearer token ({TOKEN_ENV})" if token else "")
-    elif token:
+    else:  # _main refused to get here without a token
         names = ", ".join(args.allow_host) or "none yet (add with --allow-host)"
         access = f"remote clients need the bearer token and an allowed Host: {names}"
-    else:
-        access = f"remote clients are refused until {TOKEN_ENV} is set; loopback clients only"
 
     def announce() -> None:
         sys.stderr.write(f"serving http://{shown}:{args.port}/mcp ({access})\n")

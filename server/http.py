@@ -399,5 +399,9 @@ class QuietShutdown(logging.Filter):
 def http_app(server: MCPServer, *, host: str, port: int, token: str | None, allowed_hosts: list[str]):
     """The streamable-HTTP ASGI app behind ``Gate``."""
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.streamable_http_app(transport_security=security, host=host, stateless_http=True)
+    # Stateless, with plain JSON answers: no session lives in one replica's memory, so any replica can
+    # answer any request behind a round-robin balancer, and no proxy has an event stream to buffer.
+    app = server.streamable_http_app(
+        transport_security=security, host=host, stateless_http=True, json_response=True
+    )
     return Gate(app, bind_host=host, port=port, allowed_hosts=allowed_hosts, token=token)

@@ -103,3 +103,29 @@ class FakeEncoder:
 @pytest.fixture
 def fake_encoder() -> FakeEncoder:
     return FakeEncoder()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL cluster (``tests/postgres.py``); skipped, saying why, where none can run.
+
+    In CI (``CI`` set) a missing PostgreSQL fails instead: ``.ci/run`` installs it.
+    """
+    from tests.postgres import Cluster, find_bindir
+
+    bindir = find_bindir()
+    problem = None
+    if bindir is None:
+        problem = "no PostgreSQL binaries found (initdb and pg_ctl, on PATH or in /usr/lib/postgresql/*/bin)"
+    else:
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            problem = "psycopg is not installed: pip install -e '.[postgres]'"
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(f"{problem}; .ci/run should have installed it")
+        pytest.skip(f"{problem}; the PostgreSQL gap-log tests need it")
+    cluster = Cluster(bindir).start()
+    yield cluster
+    cluster.stop()

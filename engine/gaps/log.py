@@ -1,21 +1,19 @@
-"""The gap log: a local SQLite file of capability requests and silent misses.
+"""The gap log: capability requests and silent misses, in a local SQLite file or a shared PostgreSQL.
 
-One file (``AGENT_CAPABILITIES_DB`` or the user's data directory), WAL mode,
-every write committed with ``synchronous=FULL`` before a method returns, and
-the WAL folded back into the file on ``close`` (a copy of the file alone then
-holds every row). Recording never breaks a lookup: when the file cannot be
-used, recording turns off with one warning and the methods say nothing was
-recorded; when another program holds a lock on it, writes wait briefly, are
-skipped while the lock lasts, and resume once it is gone.
+``AGENT_CAPABILITIES_DB`` names the database: a file path (default: the
+user's data directory), or a ``postgresql://`` URL for replicas that share one
+log (``engine.gaps.postgres_store``). Every write is committed before a method
+returns. Recording never breaks a lookup: when the database cannot be used,
+recording turns off with one warning and the methods say nothing was
+recorded; when it is locked or out of reach, writes wait briefly, are skipped
+while that lasts, and resume once it is gone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import sqlite3
 import threading
 import time
 import unicodedata
@@ -23,10 +21,14 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 from ..common.text import clean_text
 from ..errors import GapLogError, InvalidQueryError, RateLimitError
+from .postgres_store import PostgresStore, is_postgres_url
+from .sqlite_store import CLOSE_BUSY_TIMEOUT, SqliteStore
+from .storage import DEDUP_SECONDS, MIGRATIONS, SCHEMA_VERSION, StoreBusy
+
+__all__ = ["DEDUP_SECONDS", "MIGRATIONS", "SCHEMA_VERSION", "GapLog", "RecordStatus", "normalize"]
 
 log = logging.getLogger("engine")
 
@@ -39,7 +41,6 @@ MAX_CONTEXT_CHARS = 2000
 MAX_AGENT_CHARS = 100
 MAX_TOOL_CHARS = 64
 MAX_NEAREST = 5
-DEDUP_SECONDS = 24 * 3600
 MAX_ROWS = 100_000
 # A lock held by another program: an explicit request waits up to the log's busy_timeout (this by
 # default), a silent miss (on the lookup path) at most MISS_BUSY_TIMEOUT, and after a write found
@@ -47,52 +48,26 @@ MAX_ROWS = 100_000
 BUSY_TIMEOUT = 1.0
 MISS_BUSY_TIMEOUT = 0.25
 BUSY_RETRY_SECONDS = 10.0
-CLOSE_BUSY_TIMEOUT = 0.5  # longest the checkpoint at close waits for another connection
-
-# Each entry moves the schema one version up; PRAGMA user_version counts the applied ones.
-# Append new steps, never edit old ones: a user's file may be at any earlier version.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE requests (
-            id INTEGER PRIMARY KEY,
-            capability TEXT NOT NULL,
-            norm TEXT NOT NULL,
-            agent TEXT,
-            context TEXT,
-            state TEXT,
-            nearest TEXT NOT NULL DEFAULT '[]',
-            count INTEGER NOT NULL DEFAULT 1,
-            first_seen REAL NOT NULL,
-            last_seen REAL NOT NULL
-        )""",
-        "CREATE INDEX requests_dedup ON requests (norm, agent, first_seen)",
-        "CREATE INDEX requests_last_seen ON requests (last_seen)",
-        """CREATE TABLE misses (
-            id INTEGER PRIMARY KEY,
-            query TEXT NOT NULL,
-            norm TEXT NOT NULL,
-            agent TEXT,
-            tool TEXT NOT NULL,
-            nearest TEXT NOT NULL DEFAULT '[]',
-            count INTEGER NOT NULL DEFAULT 1,
-            first_seen REAL NOT NULL,
-            last_seen REAL NOT NULL
-        )""",
-        "CREATE INDEX misses_dedup ON misses (norm, agent, tool, first_seen)",
-        "CREATE INDEX misses_last_seen ON misses (last_seen)",
-    ),
-)
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def default_db_path() -> Path:
-    """``AGENT_CAPABILITIES_DB`` if set, else ``gaps.sqlite3`` in the user's data directory."""
+    """``gaps.sqlite3`` in the user's data directory, or the file ``AGENT_CAPABILITIES_DB`` names."""
     override = os.environ.get(DB_ENV)
-    if override:
+    if override and not is_postgres_url(override):
         return Path(override).expanduser()
     import platformdirs  # only needed when no path is given
 
     return Path(platformdirs.user_data_dir("agent-capabilities")) / DB_NAME
+
+
+def open_store(location: Path | str | None = None) -> SqliteStore | PostgresStore:
+    """The store for ``location`` (else ``AGENT_CAPABILITIES_DB``): a ``postgresql://`` URL or a file path."""
+    if location is None:
+        override = os.environ.get(DB_ENV)
+        return PostgresStore(override) if is_postgres_url(override) else SqliteStore(default_db_path())
+    if is_postgres_url(location):
+        return PostgresStore(str(location))
+    return SqliteStore(Path(location))
 
 
 def logging_disabled() -> bool:
@@ -198,14 +173,6 @@ class _RateLimiter:
         return True
 
 
-def _is_busy(exc: sqlite3.Error) -> bool:
-    """True for "database is locked/busy": another connection holds the lock, nothing is broken."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-    return "locked" in str(exc) or "busy" in str(exc)
-
-
 def _nearest_json(nearest: Iterable[dict] | None) -> str:
     """Keep only names and confidences of the first few candidates: nothing else goes in the log."""
     rows = []
@@ -220,17 +187,20 @@ def _nearest_json(nearest: Iterable[dict] | None) -> str:
 
 
 class GapLog:
-    """Append-mostly log of capability requests and silent misses in one SQLite file.
+    """Append-mostly log of capability requests and silent misses, in SQLite or PostgreSQL.
 
-    The file is created on the first write, never when recording is off.
-    ``clock`` returns Unix seconds (tests inject one to cross the 24-hour
-    dedup window); ``rate_limit`` is writes per ``rate_window`` seconds for
-    each of the two tables (None: no limit).
+    ``location`` is a file path or a ``postgresql://`` URL (default:
+    ``AGENT_CAPABILITIES_DB``, else the user's data directory); a file is
+    created on the first write, never when recording is off. ``clock``
+    returns Unix seconds (tests inject one to cross the 24-hour dedup
+    window); ``rate_limit`` is writes per ``rate_window`` seconds for each of
+    the two tables, in this process (None: no limit). Raises ``GapLogError``
+    at once for a PostgreSQL URL when psycopg is not installed and recording is on.
     """
 
     def __init__(
         self,
-        path: Path | str | None = None,
+        location: Path | str | None = None,
         *,
         enabled: bool | None = None,
         clock: Callable[[], float] = time.time,
@@ -239,9 +209,14 @@ class GapLog:
         max_rows: int = MAX_ROWS,
         busy_timeout: float = BUSY_TIMEOUT,
     ) -> None:
-        self.path = Path(path) if path is not None else default_db_path()
+        self._store = open_store(location)
+        # The SQLite file, or None for PostgreSQL; ``location`` names either (a URL's password hidden).
+        self.path = self._store.path if isinstance(self._store, SqliteStore) else None
+        self.location: str = self._store.where
         self.enabled = not logging_disabled() if enabled is None else bool(enabled)
         self.disabled_reason = None if self.enabled else "recording is turned off"
+        if self.enabled:
+            self._store.check()
         self.clock = clock
         self.max_rows = max_rows
         self.busy_timeout = busy_timeout
@@ -249,99 +224,31 @@ class GapLog:
             "requests": _RateLimiter(rate_limit, rate_window),
             "misses": _RateLimiter(rate_limit, rate_window),
         }
-        self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._warned = False
-        self._busy_since: float | None = None  # clock time of the write that found the file locked
+        self._busy_since: float | None = None  # clock time of the write that found the database busy
+        self._busy_reason = ""
 
     # -- connection -------------------------------------------------------
-
-    def _connect(self, wait: float) -> sqlite3.Connection:
-        """Open, switch to WAL and migrate, retrying a busy database for ``wait`` seconds.
-
-        SQLite does not always wait on its busy handler while two processes
-        open the same new file at once (the switch to WAL and the first read
-        of the shared-memory index can report "database is locked" at once),
-        so a lock seen here is retried for as long as the write would wait.
-        """
-        deadline = time.monotonic() + wait
-        delay = 0.01
-        while True:
-            try:
-                return self._open(wait)
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() + delay > deadline:
-                    raise
-                time.sleep(delay)
-                delay = min(delay * 2, 0.2)
-
-    def _open(self, wait: float) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=wait, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise sqlite3.OperationalError(f"cannot switch to WAL mode (journal mode is {mode})")
-            conn.execute("PRAGMA synchronous = FULL")
-            self._migrate(conn)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        """Bring the schema to ``SCHEMA_VERSION`` in one transaction (safe against a second process)."""
-        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise GapLogError(
-                    f"{self.path} has schema version {version}; this engine knows up to {SCHEMA_VERSION}"
-                )
-            for steps in MIGRATIONS[version:]:
-                for statement in steps:
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise
 
     def _disable(self, reason: str) -> None:
         self.enabled = False
         self.disabled_reason = reason
-        if self._conn is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.close()
-            self._conn = None
+        self._store.drop()
         if not self._warned:
             self._warned = True
             log.warning("capability gap recording is off: %s", reason)
 
     def close(self) -> None:
-        """Fold the WAL back into the file and close the connection (the next write reopens it).
+        """Let go of the database; a SQLite file gets its WAL folded back in first (see ``SqliteStore``).
 
-        SQLite checkpoints by itself only when the last connection to the file
-        closes; with another process still attached, the rows would stay in
-        ``-wal`` and a copy of the file alone would miss them. A checkpoint the
-        other process blocks is skipped after ``CLOSE_BUSY_TIMEOUT``: the rows
-        are safe in the WAL either way.
+        The next write reopens it.
         """
         if not self._lock.acquire(timeout=self.busy_timeout + CLOSE_BUSY_TIMEOUT + 1):
-            log.warning("gap log %s: a write is still running; closing without a checkpoint", self.path)
+            log.warning("gap log %s: a write is still running; closing without a checkpoint", self.location)
             return
         try:
-            if self._conn is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute(f"PRAGMA busy_timeout = {int(CLOSE_BUSY_TIMEOUT * 1000)}")
-                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.close()
-                self._conn = None
+            self._store.close()
         finally:
             self._lock.release()
 
@@ -398,7 +305,7 @@ class GapLog:
             agent = None
         now = self.clock()
         if self._waiting_for_lock(now):
-            return RecordStatus(False, reason=self._busy_reason())
+            return RecordStatus(False, reason=self._busy_reason)
         if not self._limits["misses"].allow(now):
             return RecordStatus(False, reason="rate limit reached; miss not recorded")
         key = (normalize(text), agent, tool)
@@ -408,82 +315,32 @@ class GapLog:
     def _write(self, table: str, key: tuple, row: dict, now: float, wait: float) -> RecordStatus:
         """Run one upsert in its own transaction, waiting at most ``wait`` seconds for a lock.
 
-        A lock held by another program skips this write and leaves recording
-        on (the next write tries again); any other storage failure turns
-        recording off.
+        A database that is locked or out of reach skips this write and leaves
+        recording on (the next write tries again); any other storage failure
+        turns recording off.
         """
         with self._lock:
             if not self.enabled:
                 return RecordStatus(False, reason=self.disabled_reason)
             try:
-                if self._conn is None:
-                    self._conn = self._connect(wait)
-                self._conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    count = self._upsert(self._conn, table, key, row, now)
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc):
-                    self._disable(f"cannot write to {self.path} ({exc})")
-                    return RecordStatus(False, reason=self.disabled_reason)
+                count = self._store.write(table, key, row, now, wait, self.max_rows)
+            except StoreBusy as exc:
                 if self._busy_since is None:
-                    log.warning(
-                        "capability gap recording is paused: %s is locked by another program (%s); "
-                        "retrying while it stays locked",
-                        self.path,
-                        exc,
-                    )
-                self._busy_since = now
-                return RecordStatus(False, reason=self._busy_reason())
-            except (sqlite3.Error, OSError, GapLogError) as exc:
-                self._disable(f"cannot write to {self.path} ({exc})")
+                    log.warning("capability gap recording is paused: %s (%s)", exc.reason, exc)
+                self._busy_since, self._busy_reason = now, exc.reason
+                return RecordStatus(False, reason=exc.reason)
+            except GapLogError as exc:
+                self._disable(f"cannot write to {self.location} ({exc})")
                 return RecordStatus(False, reason=self.disabled_reason)
             if self._busy_since is not None:
                 self._busy_since = None
-                log.warning("capability gap recording resumed: %s is no longer locked", self.path)
+                log.warning("capability gap recording resumed: %s can be written again", self.location)
         return RecordStatus(True, count=count)
 
     def _waiting_for_lock(self, now: float) -> bool:
-        """True while a recent write found the file locked (silent misses then skip SQLite entirely)."""
+        """True while a recent write found the database busy (silent misses then skip it entirely)."""
         since = self._busy_since
         return since is not None and since <= now < since + BUSY_RETRY_SECONDS
-
-    def _busy_reason(self) -> str:
-        return f"{self.path} is locked by another program; recording resumes once it is free"
-
-    def _upsert(self, conn: sqlite3.Connection, table: str, key: tuple, row: dict, now: float) -> int:
-        """Count a repeat within 24 hours of its first sighting, else insert; return the new count."""
-        match = "norm = ? AND agent IS ?" + (" AND tool = ?" if table == "misses" else "")
-        found = conn.execute(
-            f"SELECT id, count FROM {table} WHERE {match} AND first_seen > ? "
-            "ORDER BY first_seen DESC LIMIT 1",
-            (*key, now - DEDUP_SECONDS),
-        ).fetchone()
-        if found:
-            row_id, count = found[0], found[1] + 1
-            if table == "requests":
-                sql, params = ", context = COALESCE(context, ?)", (count, now, row["context"], row_id)
-            else:
-                sql, params = "", (count, now, row_id)
-            conn.execute(
-                f"UPDATE {table} SET count = ?, last_seen = MAX(last_seen, ?){sql} WHERE id = ?", params
-            )
-            return count
-        columns = {"norm": key[0], "agent": key[1], **row, "count": 1, "first_seen": now, "last_seen": now}
-        if table == "misses":
-            columns["tool"] = key[2]
-        marks = ", ".join("?" for _ in columns)
-        cursor = conn.execute(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", tuple(columns.values())
-        )
-        # Ids only grow and only the oldest rows go, so this keeps exactly the newest max_rows.
-        conn.execute(f"DELETE FROM {table} WHERE id <= ?", (cursor.lastrowid - self.max_rows,))
-        return 1
 
     # -- reading ----------------------------------------------------------
 
@@ -492,44 +349,7 @@ class GapLog:
     ) -> tuple[list[dict], list[dict]]:
         """The newest ``limit`` request rows and miss rows (by last seen), optionally filtered.
 
-        Opens the file read-only and never creates it: a missing file is an
-        empty log. Raises ``GapLogError`` when the file exists but is unreadable.
+        Never creates the database or its tables: a missing one is an empty
+        log. Raises ``GapLogError`` when it exists but cannot be read.
         """
-        if not self.path.is_file():
-            if self.path.exists():
-                raise GapLogError(f"{self.path} is not a file")
-            return [], []
-        where, params = ["1 = 1"], []
-        if since is not None:
-            where.append("last_seen >= ?")
-            params.append(since)
-        if agent is not None:
-            where.append("agent = ?")
-            params.append(agent)
-        clause = " AND ".join(where)
-        try:
-            conn = sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro", uri=True)
-        except sqlite3.Error as exc:
-            raise GapLogError(f"cannot open {self.path}: {exc}") from exc
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                return [], []
-            if version > SCHEMA_VERSION:
-                raise GapLogError(
-                    f"{self.path} has schema version {version}; this engine reads up to {SCHEMA_VERSION}"
-                )
-            out = []
-            for table in ("requests", "misses"):
-                rows = conn.execute(
-                    f"SELECT * FROM {table} WHERE {clause} ORDER BY last_seen DESC LIMIT ?",
-                    (*params, limit),
-                ).fetchall()
-                out.append([{**dict(r), "nearest": json.loads(r["nearest"] or "[]")} for r in rows])
-        except (sqlite3.Error, ValueError) as exc:
-            raise GapLogError(f"cannot read {self.path}: {exc}") from exc
-        finally:
-            conn.close()
-        return out[0], out[1]
+        return self._store.read(since, agent, limit, self.busy_timeout)

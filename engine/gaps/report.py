@@ -229,7 +229,7 @@ def gap_report(
     gaps.sort(key=lambda g: (-g["score"], -g["requests"], -g["last"]))
     shown = [_describe(rank, g["group"]) for rank, g in enumerate(gaps[:top], 1)]
     return {
-        "database": str(gap_log.path),
+        "database": gap_log.location,
         "generatedAt": _iso(now),
         "filters": {"sinceDays": since_days, "agent": agent_id},
         "totals": {
