@@ -142,7 +142,7 @@ async def test_lookup_reports_the_catalog_record(client, catalog):
     assert cap["description"] == record["description"]
     assert cap["implementationNotes"]["startUrl"] == record["implementationNotes"]["startUrl"]
     assert cap["implementationNotes"]["setup"] == record["implementationNotes"]["setup"]
-    assert cap["sources"] == record["sources"]
+    assert cap["sources"] == engine.catalog.answers.cited(record["sources"])
     assert data["match"] == {
         "query": "MCP Support",
         "resolvedTo": "MCP Support",
@@ -365,7 +365,7 @@ async def test_sources_for_agent_and_capability_match_the_record(client, catalog
     data = await answer(client, "get_sources", agent="claude", capability="mcp")
     assert data["agent"] == "claude-code"
     assert data["capability"] == "MCP Support"
-    assert data["sources"] == record["sources"]
+    assert data["sources"] == engine.catalog.answers.cited(record["sources"])
     assert data["sources"]
     for source in data["sources"]:
         assert set(source) == SOURCE_KEYS
@@ -393,7 +393,8 @@ async def test_sources_for_a_capability_are_given_per_agent(client, catalog):
     assert data["capability"] == "MCP Support"
     assert list(data["sources"]) == catalog.agent_ids
     for agent_id, sources in data["sources"].items():
-        assert sources == catalog.agents[agent_id].records["MCP Support"]["sources"]
+        record = catalog.agents[agent_id].records["MCP Support"]
+        assert sources == engine.catalog.answers.cited(record["sources"])
         for source in sources:
             assert_is_source(source)
 
