@@ -53,6 +53,42 @@ def data_copy(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def one_agent_data(data_copy: Path) -> Path:
+    """The catalog cut to its first agent and a few aliases: a third of the texts to embed.
+
+    Tests that check a fall-back to re-embedding the whole catalog (a missing or broken vector
+    store) embed every text one at a time in a fresh process; the property is the same for a
+    smaller catalog, and the suite stays fast. Use it with ``probe_env``.
+    """
+    manifest = json.loads((data_copy / "catalog.json").read_text())
+    for dropped in manifest["agents"][1:]:
+        (data_copy / "agents" / f"{dropped}.json").unlink()
+    manifest["agents"] = manifest["agents"][:1]
+    (data_copy / "catalog.json").write_text(json.dumps(manifest))
+    aliases = json.loads((data_copy / "aliases.json").read_text())
+    kept = dict(list(aliases["aliases"].items())[:40])
+    kept["autocomplete"] = aliases["aliases"]["autocomplete"]
+    aliases["aliases"] = kept
+    (data_copy / "aliases.json").write_text(json.dumps(aliases))
+    return data_copy
+
+
+# Prefix for a probe run in a child process: read the catalog from AC_TEST_DATA instead of the package.
+USE_TEST_DATA = (
+    "import os, pathlib, engine.catalog.model as _m; "
+    "_d = os.environ.get('AC_TEST_DATA'); "
+    "_m.DATA_DIR = pathlib.Path(_d) if _d else _m.DATA_DIR; "
+)
+
+
+def probe_env(vectors_dir: Path, data_dir: Path | None = None) -> dict:
+    env = {**os.environ, "AGENT_CAPABILITIES_VECTORS": str(vectors_dir), "PYTHONPATH": str(ROOT)}
+    if data_dir is not None:
+        env["AC_TEST_DATA"] = str(data_dir)
+    return env
+
+
+@pytest.fixture
 def five_agent_data(data_copy: Path) -> Path:
     """A copy of the catalog with a fifth agent added through data alone (a renamed copy of one agent)."""
     doc = json.loads((data_copy / "agents" / "gemini-cli.json").read_text())

@@ -22,6 +22,7 @@ from engine.matching import lexical as lexical_module
 from engine.matching.index import Record
 from engine.matching.lexical import CACHE_SIZE, MAX_VARIANTS, LexicalIndex
 from engine.matching.store import load_store
+from tests.conftest import USE_TEST_DATA, probe_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -319,14 +320,16 @@ PROBE = (
 )
 
 
-def run_probe(vectors_dir: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "AGENT_CAPABILITIES_VECTORS": str(vectors_dir), "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120)
+def run_probe(vectors_dir: Path, data_dir: Path | None = None) -> subprocess.CompletedProcess:
+    env = probe_env(vectors_dir, data_dir)
+    return subprocess.run(
+        [sys.executable, "-c", USE_TEST_DATA + PROBE], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
-def test_nan_vectors_fall_back_to_reembedding_and_never_emit_nan(vectors_copy):
+def test_nan_vectors_fall_back_to_reembedding_and_never_emit_nan(vectors_copy, one_agent_data):
     rewrite_vectors(vectors_copy / "capability-vectors.json", lambda rng: np.full(384, np.nan))
-    proc = run_probe(vectors_copy)
+    proc = run_probe(vectors_copy, one_agent_data)
     assert proc.returncode == 0, proc.stderr
     assert "NaN" not in proc.stdout
     assert json.loads(proc.stdout)[:2] == ["semantic", "Checkpoints"]

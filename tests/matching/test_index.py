@@ -1,6 +1,5 @@
 import json
 import logging
-import os
 import subprocess
 import sys
 
@@ -10,7 +9,7 @@ import pytest
 from engine import Encoder, Index, InvalidQueryError, Record
 from engine.matching.index import record_entries
 from engine.matching.store import dump_store, load_store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, USE_TEST_DATA, probe_env
 
 TOOLS = [
     {
@@ -184,10 +183,14 @@ PROBE = (
 )
 
 
-def run_probe(vectors_dir) -> subprocess.CompletedProcess:
-    env = {**os.environ, "AGENT_CAPABILITIES_VECTORS": str(vectors_dir), "PYTHONPATH": str(ROOT)}
+def run_probe(vectors_dir, data_dir=None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=60, cwd=ROOT
+        [sys.executable, "-c", USE_TEST_DATA + PROBE],
+        capture_output=True,
+        text=True,
+        env=probe_env(vectors_dir, data_dir),
+        timeout=120,
+        cwd=ROOT,
     )
 
 
@@ -214,18 +217,18 @@ def test_corrupt_encoder_is_detected_by_sha256_and_falls_back(vectors_copy):
     assert len(proc.stdout.strip().splitlines()) == 1
 
 
-def test_missing_vector_store_reembeds_with_the_onnx_encoder(vectors_copy):
+def test_missing_vector_store_reembeds_with_the_onnx_encoder(vectors_copy, one_agent_data):
     (vectors_copy / "capability-vectors.json").unlink()
-    proc = run_probe(vectors_copy)
+    proc = run_probe(vectors_copy, one_agent_data)
     assert proc.returncode == 0, proc.stderr
     method, name, _, _ = json.loads(proc.stdout)
     assert (method, name) == ("semantic", "Checkpoints")
     assert proc.stderr.count("not found") == 1
 
 
-def test_corrupt_vector_store_reembeds_with_one_warning(vectors_copy):
+def test_corrupt_vector_store_reembeds_with_one_warning(vectors_copy, one_agent_data):
     (vectors_copy / "capability-vectors.json").write_text("{broken")
-    proc = run_probe(vectors_copy)
+    proc = run_probe(vectors_copy, one_agent_data)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)[:2] == ["semantic", "Checkpoints"]
     assert proc.stderr.count("unreadable") == 1
