@@ -16,15 +16,21 @@ Data (see each file's "about"):
   with the head in place, and set where to answer. Neither the head nor the
   probe sees them. The held-out sets are never read here.
 
-Needs only the runtime dependencies (the shipped ONNX encoder). Rerunning on
-unchanged data writes the same file.
+Needs only the runtime dependencies (the shipped ONNX encoder). It says on stderr what it is
+doing about every 10 seconds, and takes a few minutes on 2 cores: each distinct text is
+embedded once per run, and each leave-one-writer-out fold fits its regularisation path from
+the strongest ``HEAD_L2`` down, each fit starting from the one before. Rerunning on unchanged
+data writes the same file: nothing is random, nothing is summed in set order, and the file's
+floats are rounded well above the last-bit noise of a different BLAS (``Judge.to_dict``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from build_scripts import querysets  # noqa: E402
+from build_scripts.build.encoding_cache import EncodingCache  # noqa: E402
+from build_scripts.build.progress import Progress  # noqa: E402
 from engine.catalog.lookup import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
 from engine.catalog.model import get_catalog  # noqa: E402
 from engine.common.paths import vectors_dir  # noqa: E402
@@ -40,14 +48,14 @@ from engine.gaps.requests import MIN_CONFIDENCE  # noqa: E402
 from engine.matching.encoder import Encoder  # noqa: E402
 from engine.matching.head import Head, fit_softmax, log_softmax  # noqa: E402
 from engine.matching.index import Index, ranking_features  # noqa: E402
-from engine.matching.judge import FEATURES, Judge, fit_logistic, sigmoid  # noqa: E402
+from engine.matching.judge import FEATURES, Judge, fit_logistic, judge_from_dict, sigmoid  # noqa: E402
 
 PROBE_L2 = (0.1, 0.3, 1.0, 3.0, 10.0)
 CALIBRATION_SETS = tuple(s.name for s in querysets.by_role("calibration"))
 CALIBRATION_L2 = (0.3, 1.0, 3.0, 10.0, 30.0)  # chosen by 5-fold log loss on the calibration set
 # One set per writer; "own" is our own set, written with the catalog at hand.
 TRAINING_SETS = tuple(s.name for s in querysets.by_role("own", "training"))
-HEAD_L2 = (1e-4, 3e-5, 1e-5)
+HEAD_L2 = (1e-4, 3e-5, 1e-5)  # fitted strongest first: each fit of a fold starts from the one before
 HEAD_WEIGHTS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 QUERY_WEIGHT = 3.0  # a written question counts this many catalog texts in the head's fit
 
@@ -98,13 +106,20 @@ def probe_data() -> tuple[list[str], np.ndarray]:
     return texts, np.array([1.0] * len(inside) + [0.0] * len(outside))
 
 
-def fit_probe(vectors: np.ndarray, labels: np.ndarray, grid=PROBE_L2) -> tuple[np.ndarray, float, float]:
+def fit_probe(
+    vectors: np.ndarray, labels: np.ndarray, grid=PROBE_L2, progress: Progress | None = None
+) -> tuple[np.ndarray, float, float]:
     """Pick the L2 strength by 5-fold log loss, then fit on everything."""
+    if len(grid) == 1:  # nothing to choose
+        w, b = fit_logistic(vectors, labels, l2=grid[0])
+        return w, b, grid[0]
     folds = np.arange(len(labels)) % 5
     best = None
-    for l2 in grid:
+    for n, l2 in enumerate(grid):
         loss = 0.0
         for fold in range(5):
+            if progress is not None:
+                progress.step("5-fold log loss: fits done", 5 * n + fold, 5 * len(grid))
             train, test = folds != fold, folds == fold
             w, b = fit_logistic(vectors[train], labels[train], l2=l2)
             p = np.clip(sigmoid(vectors[test] @ w + b), 1e-6, 1 - 1e-6)
@@ -115,27 +130,55 @@ def fit_probe(vectors: np.ndarray, labels: np.ndarray, grid=PROBE_L2) -> tuple[n
     return w, b, best[1]
 
 
-def fit_head(index: Index, encoder: Encoder) -> tuple[Head, dict]:
+@dataclass(frozen=True)
+class FitData:
+    """What the fit learns from (see the module docstring for which file feeds which part)."""
+
+    training: dict[str, list[dict]]  # per training writer, its labelled questions
+    outside: list[str]  # blind out-of-domain text: the head's "none of these" class
+    probe_texts: list[str]
+    probe_labels: np.ndarray
+    calibration: list[dict]
+
+
+def load_fit_data() -> FitData:
+    texts, labels = probe_data()
+    return FitData(
+        training={name: load_queries(name) for name in TRAINING_SETS},
+        outside=blind_out_of_domain(),
+        probe_texts=texts,
+        probe_labels=labels,
+        # Seven blind writers, so the fit does not learn one writer's style.
+        calibration=[q for name in CALIBRATION_SETS for q in load_queries(name)],
+    )
+
+
+def fit_head(
+    index: Index, encoder, training: dict[str, list[dict]], outside: list[str], progress: Progress
+) -> tuple[Head, dict]:
     """Fit the learned head on the catalog's texts and the training writers' questions.
 
     The background class learns from the training writers' should-match-nothing
-    queries and the probe's out-of-domain texts.
+    queries and the probe's out-of-domain texts (``outside``).
 
     Strength (``HEAD_WEIGHTS``) and regularisation (``HEAD_L2``) are chosen by
     leave-one-writer-out top-1: fit on the catalog and all writers but one,
-    rank that writer's questions, average over writers.
+    rank that writer's questions, average over writers. Each fold fits the
+    ``HEAD_L2`` values strongest first, each fit starting from the one before:
+    the same minimum, reached in far fewer steps, and nothing of the left-out
+    writer leaks in through the starting point.
     """
     sem = index._semantic()  # noqa: SLF001 - the fit needs the embedded catalog texts
     position = {rec.name: i for i, rec in enumerate(index.records)}
     rows = np.flatnonzero(sem.owners >= 0)
     catalog_x, catalog_y = sem.matrix[rows].astype(np.float64), sem.owners[rows]
     background = len(index.records)
-    outside = [strip_agents(t) for t in blind_out_of_domain()]
+    outside = [strip_agents(t) for t in outside]
     catalog_x = np.vstack([catalog_x, encoder.encode(outside).astype(np.float64)])
     catalog_y = np.r_[catalog_y, np.full(len(outside), background)]
     writers = []  # per writer: (vectors of answerable queries, their fused scores, labels, null vectors)
-    for name in TRAINING_SETS:
-        queries = [q for q in load_queries(name) if not names_only_agents(q["query"])]
+    for n, queries in enumerate(training.values(), start=1):
+        queries = [q for q in queries if not names_only_agents(q["query"])]
         answerable = [q for q in queries if q["expected"] is not None]
         texts = [strip_agents(q["query"]) for q in answerable]
         writers.append(
@@ -146,41 +189,54 @@ def fit_head(index: Index, encoder: Encoder) -> tuple[Head, dict]:
                 encoder.encode([strip_agents(q["query"]) for q in queries if q["expected"] is None]),
             )
         )
+        progress.step("head: embedding and ranking the training writers' questions", n, len(training))
 
-    def fit(parts, l2):
+    def fit_path(parts, path):
+        """Fit at each L2 of ``path`` in turn, each fit starting from the one before; yields (l2, w, b)."""
         x = np.vstack([catalog_x, *(p[0] for p in parts), *(p[3] for p in parts)])
         y = np.concatenate(
             [catalog_y, *(p[2] for p in parts), *(np.full(len(p[3]), background) for p in parts)]
         )
         weight = np.r_[np.ones(len(catalog_y)), np.full(len(y) - len(catalog_y), QUERY_WEIGHT)]
-        return fit_softmax(x, y, background + 1, l2=l2, sample_weight=weight)
+        start = None
+        for l2 in path:
+            start = fit_softmax(x, y, background + 1, l2=l2, sample_weight=weight, start=start)
+            yield l2, *start
 
+    path = sorted(HEAD_L2, reverse=True)
     scores = {}
-    for l2 in HEAD_L2:
-        for held in range(len(writers)):
-            w, b = fit([p for i, p in enumerate(writers) if i != held], l2)
-            x, fused, labels, _ = writers[held]
+    for held, name in enumerate(training):
+        began = time.monotonic()
+        x, fused, labels, _ = writers[held]
+        for l2, w, b in fit_path([p for i, p in enumerate(writers) if i != held], path):
+            log_probs = log_softmax(x @ w.T + b)[:, :background]
             for strength in HEAD_WEIGHTS:
-                ranked = np.argmax(fused + strength * log_softmax(x @ w.T + b)[:, :background], axis=1)
+                ranked = np.argmax(fused + strength * log_probs, axis=1)
                 scores.setdefault((l2, strength), []).append(float((ranked == labels).mean()))
+        progress.say(
+            f"head: leave-one-writer-out fold {held + 1}/{len(training)} ({name} left out) "
+            f"fitted at L2 {', '.join(map(str, path))} in {time.monotonic() - began:.0f} s"
+        )
     baseline = [float((np.argmax(fused, axis=1) == labels).mean()) for _, fused, labels, _ in writers]
     # Best mean top-1; ties go to stronger regularisation and a lighter weight.
     (l2, strength), folds = max(
         scores.items(), key=lambda kv: (round(float(np.mean(kv[1])), 4), kv[0][0], -kv[0][1])
     )
-    w, b = fit(writers, l2)
+    *_, (_, w, b) = fit_path(writers, [v for v in path if v >= l2])
     head = Head(tuple(rec.id for rec in index.records), w, b, strength)
     report = {"l2": l2, "weight": strength, "top1": folds, "baseline": baseline}
     return head, report
 
 
 def features_and_labels(
-    index: Index, queries: list[dict], *, segments: bool
+    index: Index, queries: list[dict], *, segments: bool, progress: Progress | None = None, stage: str = ""
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per query: the winner's features and whether the winner is the right answer (1) or not (0)."""
     sem = index._semantic()  # noqa: SLF001 - the fit needs the raw ranking, not a Match
     rows, labels = [], []
-    for q in queries:
+    for n, q in enumerate(queries, start=1):
+        if progress is not None:
+            progress.step(stage, n, len(queries))
         if names_only_agents(q["query"]):
             continue
         ranking = index.ranking(strip_agents(q["query"]), sem, segments=segments)
@@ -214,88 +270,126 @@ def pick_answer_threshold(p: np.ndarray, answerable: np.ndarray) -> float:
 def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
     edges = np.minimum((p * bins).astype(int), bins - 1)
     return float(
-        sum(abs(p[edges == b].mean() - y[edges == b].mean()) * (edges == b).sum() for b in set(edges))
+        sum(abs(p[edges == b].mean() - y[edges == b].mean()) * (edges == b).sum() for b in sorted(set(edges)))
         / len(p)
     )
 
 
-def main() -> int:
-    encoder = Encoder()
-    catalog = get_catalog()
-    plain = Index.from_records(
-        capability_records(catalog),
-        vectors=vectors_dir() / VECTOR_FILE,
-        encoder=encoder,
-        out_of_scope=catalog.out_of_scope,
-    )
-    head, report = fit_head(plain, encoder)
-    print(
+def shipped(judge: Judge) -> Judge:
+    """The judge exactly as its file holds it (float32 head, rounded probe and weights).
+
+    Each later step of the fit, and the figures it prints, then use the model
+    that matching will load, and last-bit noise in one step cannot reach the next.
+    """
+    return judge_from_dict(json.loads(json.dumps(judge.to_dict())))
+
+
+def fit_model(
+    make_index: Callable[..., Index], encoder, data: FitData, progress: Progress
+) -> tuple[Judge, dict]:
+    """Fit the head, the domain probe and the confidence model; returns the judge and what was chosen.
+
+    ``make_index(judge, semantic=True)`` builds the index to fit against, with that judge or none
+    (``semantic=False``: without the encoder).
+    """
+    plain = make_index(None)
+    progress.say(f"head: embedding and ranking {len(data.training)} training writers' questions")
+    head, report = fit_head(plain, encoder, data.training, data.outside, progress)
+    progress.say(
         f"head: L2 {report['l2']}, weight {report['weight']}; leave-one-writer-out top-1 "
         + ", ".join(
-            f"{name.removesuffix('_queries.json')} {before:.3f} -> {after:.3f}"
-            for name, before, after in zip(TRAINING_SETS, report["baseline"], report["top1"], strict=True)
-        ),
-        file=sys.stderr,
+            f"{name} {before:.3f} -> {after:.3f}"
+            for name, before, after in zip(data.training, report["baseline"], report["top1"], strict=True)
+        )
     )
-    texts, labels = probe_data()
-    vectors = encoder.encode(texts).astype(np.float64)
-    probe, probe_bias, l2 = fit_probe(vectors, labels)
+    progress.say(f"domain probe: embedding {len(data.probe_texts)} texts")
+    vectors = encoder.encode(data.probe_texts).astype(np.float64)
+    labels = data.probe_labels
+    progress.say("domain probe: choosing L2 by 5-fold log loss")
+    probe, probe_bias, l2 = fit_probe(vectors, labels, grid=PROBE_L2, progress=progress)
     accuracy = float(((sigmoid(vectors @ probe + probe_bias) >= 0.5) == labels).mean())
-    print(f"domain probe: {len(texts)} texts, L2 {l2}, training accuracy {accuracy:.3f}", file=sys.stderr)
+    progress.say(f"domain probe: {len(labels)} texts, L2 {l2}, training accuracy {accuracy:.3f}")
+    report["probeL2"] = l2
 
-    neutral = Judge(
-        probe,
-        probe_bias,
-        np.zeros(len(FEATURES)),
-        0.0,
-        np.zeros(len(FEATURES)),
-        np.ones(len(FEATURES)),
-        0.95,
-        head=head,
+    neutral = shipped(
+        Judge(
+            probe,
+            probe_bias,
+            np.zeros(len(FEATURES)),
+            0.0,
+            np.zeros(len(FEATURES)),
+            np.ones(len(FEATURES)),
+            0.95,
+            head=head,
+        )
     )
-    index = Index.from_records(
-        capability_records(catalog),
-        vectors=vectors_dir() / VECTOR_FILE,
-        encoder=encoder,
-        out_of_scope=catalog.out_of_scope,
-        judge=neutral,
-    )
-    # Seven blind writers, so the fit does not learn one writer's style.
-    calibration = [q for name in CALIBRATION_SETS for q in load_queries(name)]
+    index = make_index(neutral)
+    calibration = data.calibration
     judge = neutral
     for segments in (False, True):  # second pass: features as chosen among sentences by the first fit
         index.judge = judge
-        x, y = features_and_labels(index, calibration, segments=segments)
+        stage = f"confidence model, pass {2 if segments else 1} of 2: ranking the calibration questions"
+        progress.say(f"{stage} ({len(calibration)})")
+        x, y = features_and_labels(index, calibration, segments=segments, progress=progress, stage=stage)
         mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
         weights, bias, l2 = fit_probe((x - mean) / scale, y, grid=CALIBRATION_L2)
-        judge = replace(neutral, weights=weights, bias=bias, mean=mean, scale=scale)
+        judge = shipped(replace(neutral, weights=weights, bias=bias, mean=mean, scale=scale))
+    report["calibrationL2"] = l2
 
-    # Alias hits: the share that is right on the blind calibration and training sets.
-    index.judge = judge
-    training = [q for name in TRAINING_SETS for q in load_queries(name)]
-    hits = [(q, index.match(strip_agents(q["query"]))) for q in calibration + training]
+    # Alias hits: the share that is right on the blind calibration and training sets. A query's alias
+    # is looked up before anything is embedded, so an index without the encoder finds the same hits
+    # without ranking every other query.
+    training = [q for queries in data.training.values() for q in queries]
+    asked = calibration + training
+    progress.say(f"alias hits: looking up {len(asked)} calibration and training questions")
+    lookup = make_index(judge, semantic=False)
+    hits = []
+    for n, q in enumerate(asked, start=1):
+        progress.step("alias hits: looking up", n, len(asked))
+        hits.append((q, lookup.match(strip_agents(q["query"]))))
     alias = [m.name == q["expected"] for q, m in hits if m.method == "alias"]
     alias_confidence = round((sum(alias) + 1) / (len(alias) + 2), 3)
     judge = replace(judge, alias_confidence=alias_confidence)
     index.judge = judge
     # Where to answer: the abstention floor over the calibration writers. The training sets would
     # flatter it: the head learned their questions and the probe their off-topic ones.
-    tx, ty = features_and_labels(index, calibration, segments=True)
+    stage = "answer threshold: ranking the calibration questions"
+    progress.say(f"{stage} ({len(calibration)})")
+    tx, ty = features_and_labels(index, calibration, segments=True, progress=progress, stage=stage)
     answerable = np.array(
         [q["expected"] is not None for q in calibration if not names_only_agents(q["query"])]
     )
     answer_at = pick_answer_threshold(judge.confidence(tx), answerable)
-    judge = replace(judge, answer_at=answer_at)
+    judge = shipped(replace(judge, answer_at=answer_at))
     p, y = judge.confidence(tx), ty
-    print(f"confidence model L2 {l2}; answer when P(right) >= {answer_at}", file=sys.stderr)
-    print(
+    progress.say(f"confidence model L2 {l2}; answer when P(right) >= {answer_at}")
+    progress.say(
         f"calibration set: {len(y)} queries, in-sample ECE {expected_calibration_error(p, y):.3f}; "
-        f"alias hits right {sum(alias)}/{len(alias)} -> {alias_confidence}",
-        file=sys.stderr,
+        f"alias hits right {sum(alias)}/{len(alias)} -> {alias_confidence}"
     )
+    return judge, report
+
+
+def main() -> int:
+    progress = Progress()
+    progress.say("loading the catalog, the encoder and the labelled sets")
+    encoder = EncodingCache(Encoder(), progress)
+    catalog = get_catalog()
+
+    def make_index(judge: Judge | None, semantic: bool = True) -> Index:
+        return Index.from_records(
+            capability_records(catalog),
+            vectors=vectors_dir() / VECTOR_FILE,
+            encoder=encoder,
+            semantic=semantic,
+            out_of_scope=catalog.out_of_scope,
+            judge=judge,
+        )
+
+    judge, _ = fit_model(make_index, encoder, load_fit_data(), progress)
     out = vectors_dir() / JUDGE_FILE
     out.write_text(json.dumps(judge.to_dict(), indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {out}", file=sys.stderr)
+    progress.say(f"wrote {out} ({len(encoder.vectors)} distinct texts embedded)")
     return 0
 
 

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .store import encode_vector
+
+log = logging.getLogger("engine")
 
 
 def log_softmax(z: np.ndarray) -> np.ndarray:
@@ -43,34 +46,99 @@ def fit_softmax(
     *,
     l2: float = 1e-3,
     sample_weight: np.ndarray | None = None,
-    iterations: int = 1500,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+    tolerance: float = 1e-6,
+    max_iterations: int = 1000,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Multinomial logistic regression by accelerated gradient descent; returns (weights, bias).
+    """Multinomial logistic regression by L-BFGS; returns (weights, bias).
 
-    Minimises the weighted mean cross-entropy plus ``l2 / 2 * |W|^2``. Plain
-    numpy, full batch and a fixed number of steps, so a rerun on the same data
-    gives the same model. The step is 1 / L for the loss's Lipschitz bound.
+    Minimises the weighted mean cross-entropy plus ``l2 / 2 * |W|^2`` until no
+    gradient entry exceeds ``tolerance``. ``start`` is a (weights, bias) to
+    begin from, such as the fit at a stronger ``l2`` on the same rows: the
+    minimum does not depend on where the search starts, only its cost does.
+    Plain numpy and no randomness, so a rerun on the same data gives the same
+    model. On the build's data L-BFGS gets in about 150 gradients closer to
+    the minimum than 1,500 accelerated gradient steps at the step 1 / L did
+    (those stopped 0.3% to 1.6% away from it), and the build fits 46 heads.
     """
     x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y)
     n, d = x.shape
     w_sample = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     w_sample = w_sample / w_sample.sum()
-    onehot = np.zeros((n, n_classes))
-    onehot[np.arange(n), y] = 1.0
     design = np.hstack([x, np.ones((n, 1))])
-    # Softmax cross-entropy has Hessian <= 0.5 * X^T diag(w) X (per class block).
-    lipschitz = 0.5 * float(np.linalg.eigvalsh((design * w_sample[:, None]).T @ design)[-1]) + l2
-    step = 1.0 / lipschitz
+    rows = np.arange(n)
     penalty = np.full((d + 1, 1), l2)
     penalty[-1] = 0.0  # never shrink the bias
-    theta = np.zeros((d + 1, n_classes))
-    previous = theta.copy()
-    for t in range(1, iterations + 1):
-        look = theta + (t - 2) / (t + 1) * (theta - previous) if t > 1 else theta
-        p = np.exp(log_softmax(design @ look))
-        gradient = design.T @ ((p - onehot) * w_sample[:, None]) + penalty * look
-        previous, theta = theta, look - step * gradient
+
+    def loss_and_gradient(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = design @ theta
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        total = p.sum(axis=1)
+        loss = float(w_sample @ (np.log(total) - z[rows, y])) + 0.5 * float((penalty * theta * theta).sum())
+        p *= (w_sample / total)[:, None]
+        p[rows, y] -= w_sample
+        return loss, design.T @ p + penalty * theta
+
+    if start is None:
+        theta = np.zeros((d + 1, n_classes))
+    else:
+        theta = np.vstack([np.asarray(start[0], dtype=np.float64).T, np.asarray(start[1], dtype=np.float64)])
+    loss, gradient = loss_and_gradient(theta)
+    steps: list[np.ndarray] = []  # the last few parameter changes and gradient changes
+    changes: list[np.ndarray] = []
+    for _ in range(max_iterations):
+        if np.abs(gradient).max() <= tolerance:
+            break
+        direction = _lbfgs_direction(gradient, steps, changes)
+        slope = float((gradient * direction).sum())
+        if slope >= 0:  # not downhill: forget the curvature pairs and follow the gradient
+            steps.clear()
+            changes.clear()
+            direction = -gradient / np.abs(gradient).max()
+            slope = float((gradient * direction).sum())
+        size = 1.0
+        while True:  # backtrack until the loss falls enough (Armijo)
+            trial = theta + size * direction
+            trial_loss, trial_gradient = loss_and_gradient(trial)
+            if trial_loss <= loss + 1e-4 * size * slope or size < 1e-10:
+                break
+            size /= 2
+        step, change = trial - theta, trial_gradient - gradient
+        if float((step * change).sum()) > 1e-12:
+            steps.append(step)
+            changes.append(change)
+            if len(steps) > 10:
+                steps.pop(0)
+                changes.pop(0)
+        theta, loss, gradient = trial, trial_loss, trial_gradient
+    else:
+        log.warning(
+            "fit_softmax stopped after %d iterations with a gradient of %.1e (tolerance %.1e)",
+            max_iterations,
+            float(np.abs(gradient).max()),
+            tolerance,
+        )
     return theta[:-1].T.copy(), theta[-1].copy()
+
+
+def _lbfgs_direction(gradient: np.ndarray, steps: list[np.ndarray], changes: list[np.ndarray]) -> np.ndarray:
+    """The L-BFGS two-loop recursion: minus the inverse Hessian estimate times the gradient."""
+    q = gradient.copy()
+    alphas = []
+    for s, c in zip(reversed(steps), reversed(changes), strict=True):
+        alpha = float((s * q).sum()) / float((c * s).sum())
+        alphas.append(alpha)
+        q -= alpha * c
+    if steps:
+        q *= float((steps[-1] * changes[-1]).sum()) / float((changes[-1] * changes[-1]).sum())
+    else:
+        q /= max(float(np.abs(gradient).max()), 1e-12)  # first step: move no parameter by more than 1
+    for s, c, alpha in zip(steps, changes, reversed(alphas), strict=True):
+        beta = float((c * q).sum()) / float((c * s).sum())
+        q += (alpha - beta) * s
+    return -q
 
 
 @dataclass(frozen=True)

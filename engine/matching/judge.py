@@ -62,6 +62,11 @@ def fit_logistic(
     return theta[:-1], float(theta[-1])
 
 
+def _rounded(value: float) -> float:
+    """``value`` to 10 significant digits and 12 decimals: coarser than BLAS noise, finer than matters."""
+    return round(float(f"{float(value):.10g}"), 12)
+
+
 @dataclass(frozen=True)
 class Judge:
     """The fitted domain probe and confidence model."""
@@ -86,14 +91,20 @@ class Judge:
         return sigmoid(z @ self.weights + self.bias)
 
     def to_dict(self) -> dict:
+        """The file form; floats are rounded so that a refit under another BLAS writes the same text.
+
+        Another BLAS kernel or thread count sums in another order, which changes a float64
+        in its last digits (up to 6e-14 in the model's numbers): far below anything the
+        model can tell apart, but a diff in the committed file.
+        """
         return {
             "features": list(FEATURES),
             "probe": [round(float(v), 7) for v in self.probe],
-            "probeBias": self.probe_bias,
-            "weights": [float(v) for v in self.weights],
-            "bias": self.bias,
-            "mean": [float(v) for v in self.mean],
-            "scale": [float(v) for v in self.scale],
+            "probeBias": _rounded(self.probe_bias),
+            "weights": [_rounded(v) for v in self.weights],
+            "bias": _rounded(self.bias),
+            "mean": [_rounded(v) for v in self.mean],
+            "scale": [_rounded(v) for v in self.scale],
             "aliasConfidence": self.alias_confidence,
             "answerAt": self.answer_at,
             **({"head": self.head.to_dict()} if self.head is not None else {}),

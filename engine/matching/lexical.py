@@ -135,6 +135,9 @@ class LexicalIndex:
         """Coverage of ``terms`` by each document, 0..1."""
         if not terms:
             return [0.0] * len(self.docs)
-        weights = {t: self.idf.get(t, self.unknown_idf) for t in set(terms)}
+        # Sorted, not in set order: a set of strings iterates in an order that changes with each
+        # process's hash seed, and summing the same weights in another order changes the last bits,
+        # so a refit on unchanged data wrote a different confidence model.
+        weights = {t: self.idf.get(t, self.unknown_idf) for t in sorted(set(terms))}
         total = sum(weights.values())
         return [sum(w for t, w in weights.items() if t in doc) / total for doc in self.docs]

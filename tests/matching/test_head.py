@@ -13,7 +13,7 @@ from engine import Index
 from engine.catalog.lookup import JUDGE_FILE
 from engine.catalog.model import get_catalog
 from engine.common.paths import vectors_dir
-from engine.matching.head import Head, fit_softmax, head_from_dict
+from engine.matching.head import Head, fit_softmax, head_from_dict, log_softmax
 from engine.matching.judge import judge_from_dict, load_judge
 from tests.matching.test_pipeline import RECORDS, neutral_judge
 
@@ -24,10 +24,35 @@ def test_fit_softmax_learns_separable_classes_and_is_repeatable():
     y = np.repeat(np.arange(3), 40)
     x = centres[y] + 0.3 * rng.normal(size=(120, 384))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    w, b = fit_softmax(x, y, 3, l2=1e-3, iterations=300)
+    w, b = fit_softmax(x, y, 3, l2=1e-3)
     assert ((x @ w.T + b).argmax(axis=1) == y).mean() == 1.0
-    again = fit_softmax(x, y, 3, l2=1e-3, iterations=300)
+    again = fit_softmax(x, y, 3, l2=1e-3)
     assert np.array_equal(w, again[0]) and np.array_equal(b, again[1])
+
+
+def softmax_gradient(x, y, n_classes, l2, w, b, sample_weight):
+    """The gradient of fit_softmax's objective (weighted mean cross-entropy + l2 / 2 |W|^2) at (w, b)."""
+    p = np.exp(log_softmax(x @ w.T + b))
+    p[np.arange(len(y)), y] -= 1.0
+    p *= (sample_weight / sample_weight.sum())[:, None]
+    return np.hstack([p.T @ x + l2 * w, p.sum(axis=0)[:, None]])
+
+
+def test_fit_softmax_stops_at_the_minimum_and_reaches_it_from_a_stronger_l2_fit_too():
+    # Overlapping classes, unequal weights and a weak L2: the regime of the build's leave-one-writer-out
+    # grid, where each fit starts from the fit at the next stronger L2.
+    rng = np.random.default_rng(2)
+    centres = rng.normal(size=(4, 384))
+    y = np.repeat(np.arange(4), 60)
+    x = centres[y] + 2.0 * rng.normal(size=(240, 384))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    weight = np.where(np.arange(240) % 3 == 0, 3.0, 1.0)
+    cold = fit_softmax(x, y, 4, l2=1e-4, sample_weight=weight)
+    stronger = fit_softmax(x, y, 4, l2=1e-3, sample_weight=weight)
+    warm = fit_softmax(x, y, 4, l2=1e-4, sample_weight=weight, start=stronger)
+    for w, b in (cold, warm):
+        assert np.abs(softmax_gradient(x, y, 4, 1e-4, w, b, weight)).max() <= 1e-6
+    assert np.allclose(cold[0], warm[0], atol=1e-3 * np.abs(cold[0]).max())
 
 
 def head_for(ids: list[str], favourite: str, vector: np.ndarray, weight: float = 1.0) -> Head:
