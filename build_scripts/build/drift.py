@@ -65,6 +65,16 @@ class Snapshot:
         done = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], capture_output=True)
         return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
 
+    def descends_from(self, commit: str) -> bool:
+        """Whether ``commit`` is in this snapshot's history (always true for a plain folder)."""
+        if not self.git_dir:
+            return True
+        done = subprocess.run(
+            ["git", f"--git-dir={self.git_dir}", "merge-base", "--is-ancestor", commit, self.rev],
+            capture_output=True,
+        )
+        return done.returncode == 0
+
     def files(self) -> list[str]:
         if self.git_dir:
             return self._git("ls-tree", "-r", "--name-only", self.rev).splitlines()
@@ -149,6 +159,8 @@ def drift_repo(agent: dict, new: Snapshot, old: Snapshot | None, repo: str) -> l
                 continue
             url, _, anchor = source["url"].partition("#")
             key = (rev["path"], source["url"])
+            if key not in seen and not new.descends_from(rev["commit"]):
+                seen[key] = None  # read on another branch (a legacy release line): not in this history
             if key not in seen:
                 seen[key] = None
                 now_blob = new.blob(rev["path"])

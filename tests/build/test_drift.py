@@ -54,3 +54,31 @@ def test_the_report_names_each_record_to_re_verify_once():
     text = drift.render(list(run().values()))
     assert text.startswith("3 record(s) to re-verify")
     assert "gemini-cli / Plan Mode" in text and "gemini-cli / Checkpoints" not in text
+
+
+def test_a_source_read_on_another_branch_is_not_reported_as_drift(tmp_path):
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], check=True, capture_output=True, text=True
+        ).stdout
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (tmp_path / "page.md").write_text("# Page\n\nmain text\n")
+    git("add", ".")
+    git("commit", "-qm", "main")
+    git("checkout", "-qb", "legacy")
+    (tmp_path / "page.md").write_text("# Page\n\nlegacy text\n")
+    git("commit", "-qam", "legacy")
+    legacy = git("rev-parse", "HEAD").strip()
+    blob = git("rev-parse", "HEAD:page.md").strip()
+    git("checkout", "-q", "main")
+    source = {
+        "url": "https://example.com/page",
+        "revision": {"repo": "o/r", "commit": legacy, "path": "page.md", "blob": blob},
+    }
+    agent = {"id": "x", "capabilities": [{"name": "A", "sources": [source]}]}
+    assert drift.drift_repo(agent, drift.Snapshot(git_dir=tmp_path / ".git", rev="main"), None, "o/r") == []
