@@ -238,6 +238,7 @@ def _serve_http(server, args, gap_log) -> int:
         port=args.port,
         log_level=args.log_level.lower(),
         http=BoundedH11Protocol,
+        loop="server.http:BoundedAcceptLoop",
         timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
         timeout_graceful_shutdown=2,
     )

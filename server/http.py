@@ -6,10 +6,11 @@ as ``--allow-host NAME:PORT``; ``--allow-host NAME`` also accepts the default
 ports 80 and 443, for a reverse proxy), names compare case-insensitively,
 malformed values are refused, and every refusal says which flag or header
 would allow the request. Bodies are read up front with a size and time limit,
-and a connection that sends no request line in time is closed, so slow or
-idle clients cannot hold the server. ``listen`` binds the port before
-anything is printed, and ``AnnouncingServer`` says "serving" only once
-uvicorn accepts connections.
+and every request head (the first on a connection, and each next one after a
+response) has a deadline too, so slow or idle clients cannot hold the server.
+Running out of file descriptors is one warning, not a traceback per accept.
+``listen`` binds the port before anything is printed, and ``AnnouncingServer``
+says "serving" only once uvicorn accepts connections.
 """
 
 from __future__ import annotations
@@ -30,13 +31,18 @@ from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+try:  # imported now: once file descriptors run out, importing a module fails too
+    import resource
+except ImportError:  # Windows
+    resource = None
+
 log = logging.getLogger("server")
 
 TOKEN_ENV = "AGENT_CAPABILITIES_TOKEN"
 TIMEOUT_ENV = "AGENT_CAPABILITIES_HTTP_TIMEOUT"  # overrides the body and header timeouts (seconds)
 MAX_BODY = 1 << 20  # 1 MiB: a tool call is a few hundred bytes
 BODY_TIMEOUT = float(os.environ.get(TIMEOUT_ENV) or 10)  # seconds to receive a whole request body
-HEADER_TIMEOUT = BODY_TIMEOUT  # seconds from connect to a complete request head
+HEADER_TIMEOUT = BODY_TIMEOUT  # seconds from connect, or from the last response, to a complete request head
 KEEP_ALIVE_TIMEOUT = 5  # idle seconds between requests on one connection
 STREAM_LIMIT = 300.0  # longest a single response (e.g. an idle GET stream) may stay open
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -369,19 +375,115 @@ class Gate:
 
 
 class BoundedH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, plus a deadline for the first request head (slow-header clients)."""
+    """uvicorn's HTTP/1.1 protocol, plus a deadline for every request head (slow-header clients).
+
+    The deadline starts when the connection opens and again whenever a response is complete and the
+    connection waits for its next request: a client that trickles the next head, or the rest of a body
+    the server answered without reading (a 401, a 408, a 413), is closed at the deadline instead of
+    holding the connection. uvicorn's own keep-alive timer only covers a connection that sends nothing.
+    """
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._head_timer = self.loop.call_later(HEADER_TIMEOUT, self._head_timeout)
+        FD_EXHAUSTION.accepted()
+        self._head_timer = None
+        self._arm_head_deadline()
 
-    def _head_timeout(self) -> None:
-        if self.cycle is None and not self.transport.is_closing():
+    def _arm_head_deadline(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+        self._head_timer = self.loop.call_later(HEADER_TIMEOUT, self._head_timeout, self.cycle)
+
+    def _head_timeout(self, waiting_after) -> None:
+        # Still no new request since the deadline was set: the head (or a leftover body) is too slow.
+        idle = self.cycle is None or self.cycle.response_complete
+        if self.cycle is waiting_after and idle and not self.transport.is_closing():
             self.transport.close()
 
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+            self._arm_head_deadline()
+
     def connection_lost(self, exc) -> None:
-        self._head_timer.cancel()
+        if self._head_timer is not None:
+            self._head_timer.cancel()
         super().connection_lost(exc)
+
+
+class FdExhaustion:
+    """Says once that the process ran out of file descriptors, instead of one traceback per accept.
+
+    asyncio reports every failed ``accept()`` to the loop's exception handler, with a traceback;
+    the audit saw 311,709 of them in 40 s. Here a shortage is one warning, and its end one more,
+    at most once a minute however often it comes and goes.
+    """
+
+    INTERVAL = 60.0
+
+    def __init__(self) -> None:
+        self.exhausted = False
+        self.announced = False  # this shortage was logged, so its end will be too
+        self.last_warning = float("-inf")
+        self.failures = 0
+
+    def handle(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        """An event-loop exception handler: fd exhaustion here, anything else to asyncio's default."""
+        exc = context.get("exception")
+        if not (isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE)):
+            loop.default_exception_handler(context)
+            return
+        self.failures += 1
+        if self.exhausted:
+            return
+        self.exhausted = True
+        now = loop.time()
+        self.announced = now - self.last_warning >= self.INTERVAL
+        if self.announced:
+            self.last_warning = now
+            limit = _fd_limit()
+            log.warning(
+                "out of file descriptors (%s%s): new connections wait until open ones close or time out; "
+                "raise the limit (ulimit -n) to serve more clients at once",
+                exc.strerror,
+                f", limit {limit}" if limit else "",
+            )
+
+    def accepted(self) -> None:
+        """A connection was accepted: a shortage is over."""
+        if self.exhausted:
+            self.exhausted = False
+            if self.announced:
+                log.warning("accepting connections again (%d accepts had failed)", self.failures)
+            self.failures = 0
+
+
+def _fd_limit() -> int | None:
+    if resource is None:
+        return None
+    try:
+        return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (OSError, ValueError):
+        return None
+
+
+FD_EXHAUSTION = FdExhaustion()
+
+
+class BoundedAcceptLoop(asyncio.SelectorEventLoop):
+    """asyncio's selector loop (uvicorn's ``loop="server.http:BoundedAcceptLoop"``), one accept per event.
+
+    CPython's accept loop (before gh-151615) keeps calling ``accept()`` after running out of file
+    descriptors, up to the backlog (2048 here) times per event, each failure reported and each
+    scheduling another retry. One accept per event makes that one failure and one retry a second.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_exception_handler(FD_EXHAUSTION.handle)
+
+    def _accept_connection(self, protocol_factory, sock, sslcontext=None, server=None, backlog=100, *rest):
+        super()._accept_connection(protocol_factory, sock, sslcontext, server, 1, *rest)
 
 
 class QuietShutdown(logging.Filter):

@@ -2,6 +2,7 @@
 
     python build_scripts/measure/bench_load.py --clients 8 --seconds 30
     python build_scripts/measure/bench_load.py --clients 16 --seconds 120    # soak
+    python build_scripts/measure/bench_load.py --clients 1 32 --seconds 15 --rounds 2   # scaling, one run
 
 Starts the server as a subprocess on 127.0.0.1 (recording off, so the gap log
 does not grow), then each client sends JSON-RPC ``tools/call`` POSTs back to
@@ -9,6 +10,10 @@ back: a rotating mix of lookups by name, worded lookups, comparisons, lists,
 no-match queries and bad arguments. Prints throughput, latency percentiles,
 errors (HTTP failures or JSON-RPC errors; tool errors for bad arguments are
 expected answers, counted apart) and the server's RSS at start, middle and end.
+With several client counts, the same server runs each in turn (``--rounds``
+times, alternating, so drifting load on a shared machine hits each alike) and
+the last lines give each count's throughput and p99 as ratios to the first
+count's throughput and p50.
 Only loopback addresses are ever contacted, and every loop stops by itself.
 """
 
@@ -50,6 +55,12 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -102,6 +113,7 @@ def percentile(values: list[float], p: float) -> float:
 
 async def run(url: str, clients: int, seconds: float, pid: int) -> dict:
     stats: dict = {"latency": [], "errors": [], "toolErrors": 0, "rss": [rss_mb(pid)]}
+    cpu = cpu_seconds(pid), time.process_time()
     deadline = time.monotonic() + seconds
     started = time.perf_counter()
     tasks = [asyncio.create_task(client(url, deadline, i, stats)) for i in range(clients)]
@@ -109,17 +121,43 @@ async def run(url: str, clients: int, seconds: float, pid: int) -> dict:
     stats["rss"].append(rss_mb(pid))
     await asyncio.gather(*tasks)
     stats["elapsed"] = time.perf_counter() - started
+    stats["serverCpu"] = cpu_seconds(pid) - cpu[0]
+    stats["clientCpu"] = time.process_time() - cpu[1]
     stats["rss"].append(rss_mb(pid))
     return stats
 
 
+def summary(stats: list[dict]) -> dict:
+    """One client count's phases together: calls, seconds, latencies in ms, errors."""
+    lat = sorted(x * 1000 for phase in stats for x in phase["latency"])
+    elapsed = sum(phase["elapsed"] for phase in stats)
+    return {
+        "rps": len(lat) / elapsed,
+        "calls": len(lat),
+        "elapsed": elapsed,
+        "p50": statistics.median(lat),
+        "p95": percentile(lat, 95),
+        "p99": percentile(lat, 99),
+        "max": lat[-1],
+        "errors": [e for phase in stats for e in phase["errors"]],
+        "toolErrors": sum(phase["toolErrors"] for phase in stats),
+        "serverCpu": sum(phase["serverCpu"] for phase in stats) / len(lat) * 1000,
+        "clientCpu": sum(phase["clientCpu"] for phase in stats) / len(lat) * 1000,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--clients", type=int, nargs="+", default=[8], help="one or more client counts")
+    parser.add_argument("--seconds", type=float, default=30.0, help="per client count and round")
+    parser.add_argument("--rounds", type=int, default=1, help="times to run every client count, alternating")
     args = parser.parse_args(argv)
-    if not (1 <= args.clients <= 64 and 1 <= args.seconds <= 900):
-        parser.error("use 1-64 clients and 1-900 seconds")
+    if (
+        not all(1 <= c <= 64 for c in args.clients)
+        or not 1 <= args.seconds <= 900
+        or not 1 <= args.rounds <= 10
+    ):
+        parser.error("use 1-64 clients, 1-900 seconds and 1-10 rounds")
 
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_NO_LOG": "1"}
@@ -131,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/mcp"
+    phases: dict[int, list[dict]] = {c: [] for c in args.clients}
+    rss = []
     try:
         for _ in range(200):
             try:
@@ -150,26 +190,38 @@ def main(argv: list[str] | None = None) -> int:
             headers=HEADERS,
             timeout=60,
         )
-        stats = asyncio.run(run(url, args.clients, args.seconds, server.pid))
+        for _ in range(args.rounds):
+            for clients in args.clients:
+                stats = asyncio.run(run(url, clients, args.seconds, server.pid))
+                rss.extend(stats["rss"])
+                phases[clients].append(stats)
     finally:
         server.terminate()
         server.wait(timeout=15)
 
-    lat = [x * 1000 for x in stats["latency"]]
-    print(
-        f"clients {args.clients}, {stats['elapsed']:.1f} s, {len(lat)} calls answered "
-        f"({len(lat) / stats['elapsed']:.0f} req/s)"
-    )
-    print(
-        f"latency ms: p50 {statistics.median(lat):.1f}, p95 {percentile(lat, 95):.1f}, "
-        f"p99 {percentile(lat, 99):.1f}, max {max(lat):.1f}"
-    )
-    print(
-        f"errors: {len(stats['errors'])} {sorted(set(stats['errors']))}; "
-        f"tool errors for bad arguments (expected): {stats['toolErrors']}"
-    )
-    print("server RSS MB: start {:.0f}, middle {:.0f}, end {:.0f}".format(*stats["rss"]))
-    return 1 if stats["errors"] else 0
+    out = sys.stdout.write
+    errors = False
+    for clients, stats in phases.items():
+        s = summary(stats)
+        errors = errors or bool(s["errors"])
+        out(f"clients {clients}, {s['elapsed']:.1f} s, {s['calls']} calls answered ({s['rps']:.0f} req/s)\n")
+        out(f"latency ms: p50 {s['p50']:.1f}, p95 {s['p95']:.1f}, p99 {s['p99']:.1f}, max {s['max']:.1f}\n")
+        out(f"CPU ms per call: server {s['serverCpu']:.1f}, these clients {s['clientCpu']:.1f}\n")
+        out(
+            f"errors: {len(s['errors'])} {sorted(set(s['errors']))}; "
+            f"tool errors for bad arguments (expected): {s['toolErrors']}\n"
+        )
+    out(f"server RSS MB: start {rss[0]:.0f}, middle {rss[len(rss) // 2]:.0f}, end {rss[-1]:.0f}\n")
+    if len(args.clients) > 1:
+        first = summary(phases[args.clients[0]])
+        for clients in args.clients[1:]:
+            s = summary(phases[clients])
+            out(
+                f"{clients} clients: throughput {s['rps'] / first['rps']:.2f}x that of {args.clients[0]}; "
+                f"p99 {s['p99'] / first['p50']:.1f}x the {args.clients[0]}-client p50\n"
+            )
+    out(f"load average at the end: {os.getloadavg()[0]:.1f}\n")
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

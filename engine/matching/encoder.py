@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 from pathlib import Path
@@ -18,6 +19,9 @@ import numpy as np
 from ..common.paths import vectors_dir
 from ..common.text import clean_text
 from ..errors import EngineError
+from .inference import INFERENCE, run_inference
+
+log = logging.getLogger("engine")
 
 
 class EncoderUnavailableError(EngineError):
@@ -81,9 +85,11 @@ class Encoder:
 
     def __init__(self, directory: Path | str | None = None, *, threads: int | None = None) -> None:
         self.directory = Path(directory) if directory else vectors_dir() / "encoder"
-        # Two intra-op threads halve single-query latency on a 2-core machine; more add little.
+        # On an idle 2-core machine two intra-op threads encode a short query in 1.2 ms, one in 2.06
+        # (issue 22, docs/history.md); more add little. Busy cores get one thread (see ``_session``).
         self.threads = threads or min(2, os.cpu_count() or 1)
-        self._session = None
+        self._sessions: dict[int, object] = {}  # intra-op threads -> ONNX session
+        self._model: Path | None = None
         self._tokenizer = None
         self._inputs: set[str] = set()
         self._vocab: set[str] | None = None
@@ -98,7 +104,7 @@ class Encoder:
     def load(self) -> None:
         """Verify the files against the manifest and open the ONNX session."""
         with self._lock:
-            if self._session is not None:
+            if self._sessions:
                 return
             manifest_path = self.directory / "manifest.json"
             if not manifest_path.is_file():
@@ -124,7 +130,6 @@ class Encoder:
             if model_file is None:
                 raise EncoderUnavailableError(f"{manifest_path} lists no .onnx model")
             try:
-                import onnxruntime as ort
                 from tokenizers import Tokenizer
 
                 tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
@@ -133,24 +138,53 @@ class Encoder:
                 # sentence-transformers truncates at 256 and pads per batch.
                 tokenizer.no_padding()
                 tokenizer.enable_truncation(max_length=max_len)
-                options = ort.SessionOptions()
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                options.intra_op_num_threads = self.threads
-                options.inter_op_num_threads = 1
-                options.log_severity_level = 3
-                # No busy-waiting after a run: spinning ORT threads starve the numpy scoring that follows.
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                session = ort.InferenceSession(
-                    str(self.directory / model_file),
-                    sess_options=options,
-                    providers=["CPUExecutionProvider"],
-                )
+                self._model = self.directory / model_file
+                threads = self._threads_now()
+                session = self._open_session(threads)
             except Exception as exc:  # noqa: BLE001 - any load failure means "no encoder"
                 raise EncoderUnavailableError(f"cannot load the ONNX encoder: {exc}") from exc
             self._inputs = {i.name for i in session.get_inputs()}
             self._tokenizer = tokenizer
             self.manifest = manifest
-            self._session = session
+            self._sessions[threads] = session  # last: a session means the encoder is ready
+
+    def _threads_now(self) -> int:
+        """Intra-op threads for the next run: one while the cores are busy, where a second would only wait."""
+        return 1 if self.threads > 1 and INFERENCE.contended() else self.threads
+
+    def _open_session(self, threads: int):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # Between the operators of a run the second thread spins: with spinning off it slept and was
+        # woken 28 times per encode, which made the encode slower than at b951d57 (1.2 -> 2.05 ms on
+        # an idle machine, issue 22). It stops when the run returns, so it cannot starve the scoring.
+        options.add_session_config_entry("session.force_spinning_stop", "1")
+        return ort.InferenceSession(
+            str(self._model), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+
+    def _session(self):
+        """The session for this run, opened on first use; both give the same vectors, bit for bit.
+
+        Two threads spin through a run, which pays only while a core is free. On a busy machine
+        (calls queued behind this one, or a load average of 1.5 per core) a spinning thread burns the
+        slices its partner waits for: at load 8 on 2 cores a 2-thread encode took 8.6 ms and 8 ms of
+        CPU, a 1-thread one 2.6 ms and 2.7 ms of CPU (docs/performance.md).
+        """
+        threads = self._threads_now()
+        session = self._sessions.get(threads)
+        if session is None:
+            try:
+                session = self._sessions[threads] = self._open_session(threads)
+            except Exception as exc:  # noqa: BLE001 - the session already open will do
+                log.warning("cannot open a %d-thread ONNX session (%s); using the open one", threads, exc)
+                session = self._sessions[threads] = next(iter(self._sessions.values()))
+        return session
 
     def vocabulary(self) -> set[str]:
         """Whole-word entries of the tokenizer vocabulary: words the model knows as spelled."""
@@ -164,13 +198,18 @@ class Encoder:
 
         Quantised models embed one text at a time by default: dynamic int8
         quantisation scales activations per batch, so a text's vector would
-        otherwise depend on what it was batched with.
+        otherwise depend on what it was batched with. The session runs only on
+        the inference thread (``engine.matching.inference``): concurrent callers
+        queue there instead of fighting over the cores.
         """
         self.load()
         if batch_size is None:
             batch_size = 1 if self.variant.startswith("int8") else 32
         if not texts:
             return np.zeros((0, int(self.manifest.get("dimension", 384))), dtype=np.float32)
+        return run_inference(self._encode_all, texts, batch_size)
+
+    def _encode_all(self, texts: list[str], batch_size: int) -> np.ndarray:
         rows = []
         for start in range(0, len(texts), batch_size):
             rows.append(self._encode_batch(texts[start : start + batch_size]))
@@ -187,7 +226,7 @@ class Encoder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        tokens = self._session.run(None, feed)[0]
+        tokens = self._session().run(None, feed)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norm = np.linalg.norm(pooled, axis=1, keepdims=True) + 1e-12

@@ -28,6 +28,7 @@ from ..common.text import clean_text, content_tokens, light, query_segments, squ
 from ..errors import InvalidQueryError
 from .encoder import Encoder, EncoderUnavailableError
 from .identifiers import IdentifierTable
+from .inference import run_inference
 from .judge import Judge, logit
 from .lexical import LexicalIndex, stem
 from .records import coerce_records
@@ -315,8 +316,13 @@ class Index:
 
         The whole text is scored, and so is each sentence of a long question;
         the part whose winner the judge trusts most (or, without a judge, the
-        part with the highest score) decides.
+        part with the highest score) decides. Runs on the inference thread, like
+        the encode it needs, so concurrent queries queue instead of fighting
+        over the cores.
         """
+        return run_inference(self._ranking, text, sem, segments)
+
+    def _ranking(self, text: str, sem: Embedded, segments: bool) -> dict:
         tune = self.tuning
         parts = query_segments(text, tune.segment_words) if segments else [text]
         prepared = [self._query_terms(part, sem.wordpieces) for part in parts]

@@ -54,6 +54,10 @@ class LexicalIndex:
 
     def __init__(self, documents: list[list[str]], surface: dict[str, str] | None = None) -> None:
         self.docs = [set(doc) for doc in documents]
+        self.postings: dict[str, list[int]] = {}  # term -> the documents that hold it
+        for i, doc in enumerate(self.docs):
+            for term in doc:
+                self.postings.setdefault(term, []).append(i)
         self.surface = surface or {}  # stem -> a real word with that stem, for re-embedding
         counts = Counter(term for doc in self.docs for term in doc)
         self.df = counts
@@ -140,4 +144,10 @@ class LexicalIndex:
         # so a refit on unchanged data wrote a different confidence model.
         weights = {t: self.idf.get(t, self.unknown_idf) for t in sorted(set(terms))}
         total = sum(weights.values())
-        return [sum(w for t, w in weights.items() if t in doc) / total for doc in self.docs]
+        # Through the postings: a query touches only the documents that hold its terms. Each sum adds
+        # the same weights in the same order as a scan of every document would.
+        covered = [0.0] * len(self.docs)
+        for term, weight in weights.items():
+            for i in self.postings.get(term, ()):
+                covered[i] += weight
+        return [c / total for c in covered]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import socket
 import sqlite3
@@ -55,8 +56,10 @@ def wait_for_port(proc: subprocess.Popen, port: int, timeout: float = STARTUP_TI
     raise AssertionError(f"server did not listen on port {port} within {timeout} s")
 
 
-def start_server(token: str | None = None, *args: str, log: Path | None = None) -> Iterator[str]:
-    """Run the HTTP server in a subprocess; yield its /mcp URL; always stop it."""
+def start_server(
+    token: str | None = None, *args: str, log: Path | None = None, fd_limit: int | None = None
+) -> Iterator[str]:
+    """Run the HTTP server in a subprocess (with at most ``fd_limit`` open files); yield its /mcp URL."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_HTTP_TIMEOUT": "1"}
     env.pop("AGENT_CAPABILITIES_TOKEN", None)
@@ -70,6 +73,9 @@ def start_server(token: str | None = None, *args: str, log: Path | None = None) 
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=stderr,
+        preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit)))
+        if fd_limit
+        else None,
     )
     try:
         wait_for_port(proc, port)

@@ -1,0 +1,166 @@
+"""One inference path: every ONNX run on one thread, concurrent callers queued, vectors exactly as alone."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import OpenBLASController, ThreadpoolController
+
+import engine
+from engine.matching import inference
+from engine.matching.index import default_encoder
+from engine.matching.inference import InferenceThread
+
+TEXTS = [
+    "spawn a subagent for research",
+    "how do I undo what the agent just changed",
+    "plan first, no edits",
+    "add an mcp server to gemini cli",
+    "let it keep going without asking me",
+    "custm instrucions",
+    "search the internet for the latest version",
+    "run it in a sandbox",
+]
+
+
+def at_once(func, items: list) -> list:
+    """``func(item)`` for every item, each in its own thread, all released together; results in order."""
+    barrier = threading.Barrier(len(items))
+    results: list = [None] * len(items)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = func(items[i])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(items))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_concurrent_encodes_equal_one_at_a_time_encodes_bit_for_bit():
+    encoder = default_encoder()
+    alone = [encoder.encode([text]) for text in TEXTS]
+    for _ in range(3):
+        together = at_once(lambda text: encoder.encode([text]), TEXTS)
+        assert all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
+
+
+def test_concurrent_matches_equal_sequential_matches():
+    alone = [engine.match(text) for text in TEXTS]
+    together = at_once(engine.match, TEXTS)
+    assert together == alone  # names, confidences, candidates and scores
+
+
+def test_every_onnx_run_happens_on_the_inference_thread(monkeypatch):
+    encoder = default_encoder()
+    encoder.load()
+    seen: list[str] = []
+
+    def watched(run):
+        def wrapper(*args):
+            seen.append(threading.current_thread().name)
+            return run(*args)
+
+        return wrapper
+
+    for session in list(encoder._sessions.values()):
+        monkeypatch.setattr(session, "run", watched(session.run))
+    at_once(lambda text: encoder.encode([text]), TEXTS)
+    assert seen and set(seen) == {inference.INFERENCE.name}
+
+
+def test_one_and_two_thread_runs_give_the_same_vectors(monkeypatch):
+    encoder = engine.Encoder(threads=2)
+    monkeypatch.setattr(inference.INFERENCE, "contended", lambda: False)
+    two = encoder.encode(TEXTS)
+    monkeypatch.setattr(inference.INFERENCE, "contended", lambda: True)
+    one = encoder.encode(TEXTS)
+    assert sorted(encoder._sessions) == [1, 2]
+    assert np.array_equal(one, two)
+
+
+def test_queued_calls_wait_their_turn_and_each_caller_gets_its_own_result(monkeypatch):
+    monkeypatch.setattr(inference.os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # an idle machine
+    worker = InferenceThread("test-inference")
+    inside = threading.Event()
+    release = threading.Event()
+    order: list[str] = []
+
+    def first() -> str:
+        inside.set()
+        release.wait(10)
+        order.append("first")
+        return "first"
+
+    results: dict[str, str] = {}
+    blocker = threading.Thread(target=lambda: results.update(a=worker.run(first)))
+    blocker.start()
+    assert inside.wait(10)
+    assert worker.contended() is False  # nothing queued behind the running call yet
+
+    def second() -> int:
+        order.append("second")
+        return 2
+
+    waiter = threading.Thread(target=lambda: results.update(b=worker.run(second)))
+    waiter.start()
+    for _ in range(1000):
+        if not worker._queue.empty():
+            break
+        threading.Event().wait(0.01)
+    assert worker.contended() is True
+    release.set()
+    blocker.join(10)
+    waiter.join(10)
+    assert order == ["first", "second"]
+    assert results == {"a": "first", "b": 2}
+
+
+def test_an_error_reaches_the_caller_and_the_thread_keeps_serving():
+    worker = InferenceThread("test-inference")
+
+    def broken() -> None:
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        worker.run(broken)
+    assert worker.run(lambda: 42) == 42
+
+
+def test_a_call_from_the_inference_thread_runs_at_once():
+    worker = InferenceThread("test-inference")
+    assert worker.run(lambda: worker.run(lambda: threading.current_thread().name)) == "test-inference"
+
+
+def test_blas_uses_one_thread_while_the_inference_thread_works_and_gets_its_threads_back():
+    blas = ThreadpoolController().select(user_api="blas").lib_controllers
+    assert blas, "numpy's BLAS is not visible to threadpoolctl"
+    before = [lib.get_num_threads() for lib in blas]
+    for lib in blas:
+        lib.set_num_threads(3)  # more than one, on any machine
+    OpenBLASController.clear_controlling_thread(force=True)  # the main thread must not keep control
+    try:
+        worker = InferenceThread("test-inference")
+        during = worker.run(lambda: [lib.get_num_threads() for lib in blas])
+        after = [lib.get_num_threads() for lib in blas]
+    finally:
+        for lib, threads in zip(blas, before, strict=True):
+            lib.set_num_threads(threads)
+        OpenBLASController.clear_controlling_thread(force=True)
+    assert set(during) == {1}
+    assert set(after) == {3}
+
+
+def test_a_loaded_machine_counts_as_busy(monkeypatch):
+    worker = InferenceThread("test-inference")
+    monkeypatch.setattr(inference.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(inference.os, "getloadavg", lambda: (3.5, 0.0, 0.0))
+    assert worker.contended() is True
+    worker = InferenceThread("test-inference")
+    monkeypatch.setattr(inference.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    assert worker.contended() is False
