@@ -50,12 +50,16 @@ NEEDS = [
         None,
     ),
     (
-        "web search in VS Code",
-        ["search the web", "look things up on google", "search online for the latest release notes"],
-        ["vscode-copilot"],
+        "a sandbox in OpenCode",
+        [
+            "run commands in a sandbox",
+            "sandbox the agent so it cannot touch the network",
+            "sandboxed shell commands",
+        ],
+        ["opencode"],
         15,
         10,
-        ("agent_lacks", "Web Search"),
+        ("agent_lacks", "Sandboxing"),
     ),
     (
         "voice input",

@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CATALOG = engine.get_catalog()
 # Read from the data, never pinned: which agents have web search changes as the docs do.
 HAVE_WEB_SEARCH = [a for a in CATALOG.agent_ids if CATALOG.agents[a].records["Web Search"]["available"]]
+HAVE_COMPLETION = [a for a in CATALOG.agent_ids if CATALOG.agents[a].records["Code Completion"]["available"]]
+# An agent without code completion, for the "agent lacks it" states (Claude Code has none: a CLI agent).
+LACKS_COMPLETION = next(a for a in CATALOG.agent_ids if a not in HAVE_COMPLETION)
 
 
 class Clock:
@@ -78,15 +81,13 @@ def test_classify_available_when_the_agent_has_it_points_to_lookup():
 
 
 def test_classify_unavailable_gives_the_alternative_and_the_agents_that_have_it():
-    # Read from the catalog which agent lacks web search, so the test follows the data.
-    catalog = engine.get_catalog()
-    lacking = next(a for a in catalog.agent_ids if not catalog.agents[a].records["Web Search"]["available"])
-    answer = gaps.classify("search the web", lacking)
+    # Read from the catalog which agent lacks code completion, so the test follows the data.
+    answer = gaps.classify("inline code completion while I type", LACKS_COMPLETION)
     assert answer["state"] == "unavailable"
     assert answer["next_action"] == "use_alternative"
-    assert answer["capability"] == "Web Search"
-    assert answer["availableIn"] == HAVE_WEB_SEARCH
-    assert answer["alternative"] == catalog.agents[lacking].records["Web Search"]["alternative"]
+    assert answer["capability"] == "Code Completion"
+    assert answer["availableIn"] == HAVE_COMPLETION
+    assert answer["alternative"] == CATALOG.agents[LACKS_COMPLETION].records["Code Completion"]["alternative"]
 
 
 def test_classify_uncataloged_when_nothing_fits_with_nearest_names():
@@ -109,7 +110,10 @@ def test_classify_without_agent_is_unavailable_when_no_agent_has_it(monkeypatch)
     monkeypatch.setattr(gaps.requests, "agents_with", lambda name: [])
     answer = gaps.classify("code completion")
     assert (answer["state"], answer["next_action"]) == ("unavailable", "use_alternative")
-    assert set(answer["alternatives"]) == {"claude-code", "copilot-cli", "gemini-cli"}
+    lacking = {a for a in CATALOG.agent_ids if a not in HAVE_COMPLETION}
+    assert set(answer["alternatives"]) == {
+        a for a in lacking if CATALOG.agents[a].records["Code Completion"].get("alternative")
+    }
 
 
 def test_classify_rejects_an_unknown_agent():
@@ -119,7 +123,7 @@ def test_classify_rejects_an_unknown_agent():
 
 def test_agents_with_names_the_agents_whose_record_is_available():
     assert gaps.agents_with("Web Search") == HAVE_WEB_SEARCH
-    assert gaps.agents_with("Code Completion") == ["vscode-copilot"]
+    assert gaps.agents_with("Code Completion") == HAVE_COMPLETION
 
 
 def test_request_capability_records_and_acknowledges(gap_log, db):
@@ -564,16 +568,16 @@ def test_report_ranks_requests_above_misses(gap_log):
 
 
 def test_report_classifies_uncataloged_and_agent_lacks(gap_log):
-    gaps.request_capability(gap_log, "search the web", "vscode-copilot")
+    gaps.request_capability(gap_log, "inline code completion while I type", LACKS_COMPLETION)
     gaps.request_capability(gap_log, "jupyter notebooks", "claude-code")
     by_text = {g["representative"]: g for g in gap_report(gap_log)["gaps"]}
-    lacks = by_text["search the web"]["classification"]
+    lacks = by_text["inline code completion while I type"]["classification"]
     assert (lacks["kind"], lacks["capability"], lacks["lackedBy"]) == (
         "agent_lacks",
-        "Web Search",
-        ["vscode-copilot"],
+        "Code Completion",
+        [LACKS_COMPLETION],
     )
-    assert lacks["availableIn"] == HAVE_WEB_SEARCH
+    assert lacks["availableIn"] == HAVE_COMPLETION
     assert by_text["jupyter notebooks"]["classification"]["kind"] == "uncataloged"
     assert set(by_text["jupyter notebooks"]["nearest"]) == {"name", "matchConfidence"}
 
@@ -630,14 +634,14 @@ def test_report_on_a_missing_database_is_empty_and_creates_nothing(db):
 
 
 def test_format_report_is_a_readable_table(gap_log):
-    gaps.request_capability(gap_log, "search the web", "vscode-copilot")
-    gaps.request_capability(gap_log, "look things up on google", "vscode-copilot")
+    gaps.request_capability(gap_log, "inline code completion while I type", LACKS_COMPLETION)
+    gaps.request_capability(gap_log, "autocomplete suggestions as I type", LACKS_COMPLETION)
     text = format_report(gap_report(gap_log))
     lines = text.splitlines()
     assert any(line.lstrip().startswith("#  score") for line in lines)
     row = next(line for line in lines if line.lstrip().startswith("1 "))
-    assert "Web Search" in row and "agent lacks Web Search" in row
-    assert 'also: "' in text and "agents: vscode-copilot" in text
+    assert "Code Completion" in row and "agent lacks Code Completion" in row
+    assert 'also: "' in text and f"agents: {LACKS_COMPLETION}" in text
 
 
 def test_grouping_threshold_still_holds_on_the_labelled_phrasings():
