@@ -54,7 +54,7 @@ def data_copy(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def one_agent_data(data_copy: Path) -> Path:
-    """The catalog cut to its first agent and a few aliases: a third of the texts to embed.
+    """The catalog cut to its first agent, two examples per capability and a few aliases.
 
     Tests that check a fall-back to re-embedding the whole catalog (a missing or broken vector
     store) embed every text one at a time in a fresh process; the property is the same for a
@@ -65,6 +65,10 @@ def one_agent_data(data_copy: Path) -> Path:
         (data_copy / "agents" / f"{dropped}.json").unlink()
     manifest["agents"] = manifest["agents"][:1]
     (data_copy / "catalog.json").write_text(json.dumps(manifest))
+    canon = json.loads((data_copy / "capabilities.json").read_text())
+    for capability in canon["capabilities"]:
+        capability["examples"] = capability["examples"][:2]
+    (data_copy / "capabilities.json").write_text(json.dumps(canon))
     aliases = json.loads((data_copy / "aliases.json").read_text())
     kept = dict(list(aliases["aliases"].items())[:40])
     kept["autocomplete"] = aliases["aliases"]["autocomplete"]

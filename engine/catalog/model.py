@@ -146,20 +146,25 @@ def slug(name: str) -> str:
     return fold(name).replace(" ", "-")
 
 
-def _read_json(path: Path) -> dict:
+def _read_raw(path: Path) -> tuple[bytes, dict]:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        return raw, json.loads(raw.decode("utf-8"))
     except FileNotFoundError as exc:
         raise CatalogError(f"{path}: file is missing; reinstall the package or restore the file.") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CatalogError(f"{path}: cannot be read as JSON ({exc}).") from exc
 
 
+def _read_json(path: Path) -> dict:
+    return _read_raw(path)[1]
+
+
 def _read_valid(path: Path, schema: str) -> dict:
     """Read a data file and check it against its schema; ``CatalogError`` names file, record and field."""
-    doc = _read_json(path)
+    raw, doc = _read_raw(path)
     data_dir = path.parent.parent if path.parent.name == "agents" else path.parent
-    problems = schema_check.validate(doc, data_dir / schema)
+    problems = schema_check.check(doc, raw, data_dir / schema)
     if problems:
         shown = "; ".join(problems[:5])
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""

@@ -4,10 +4,19 @@ The schemas live next to the data (``schema.json`` for agent files,
 ``capabilities.schema.json``, ``aliases.schema.json``, ``catalog.schema.json``).
 Validation uses the ``jsonschema`` package, which the runtime already has
 through the ``mcp`` SDK; this module only turns its errors into sentences.
+
+Validating the shipped files costs about half a second, most of a cold start.
+So ``validated.json`` beside the data lists the sha256 of every (schema, file)
+pair that passed in full when it was written (``python
+build_scripts/build/record_validated.py``). A file whose bytes and schema match
+a listed digest has passed before and is not checked again; any other file,
+edited, broken or new, is validated in full. The list only ever saves time: a
+stale or missing list makes loading slower, never laxer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import cache
 from pathlib import Path
@@ -100,3 +109,41 @@ def validate(instance: Any, schema_path: Path, *, limit: int = 20) -> list[str]:
             "Restore the file from the package (git checkout or reinstall)."
         ) from exc
     return [f"{_describe(list(e.absolute_path), instance)}: {_message(e)}" for e in errors[:limit]]
+
+
+VALIDATED_FILE = "validated.json"
+
+# Set to False to validate every file in full, whatever validated.json says (the recording step does).
+trust_recorded = True
+# Digests of the (schema, file) pairs that passed a full validation in this process.
+passed_in_full: set[str] = set()
+
+
+def digest(schema_path: Path, raw: bytes) -> str:
+    """One key for a file's bytes checked against one schema's bytes; either changing changes it."""
+    try:
+        schema_bytes = Path(schema_path).read_bytes()
+    except OSError:
+        return ""  # an unreadable schema never matches; ``validate`` reports it
+    return hashlib.sha256(schema_bytes + b"\0" + raw).hexdigest()
+
+
+def _recorded(data_dir: Path) -> frozenset[str]:
+    try:
+        doc = json.loads((data_dir / VALIDATED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return frozenset()  # no list, or an unreadable one: every file is validated
+    listed = doc.get("sha256") if isinstance(doc, dict) else None
+    return frozenset(d for d in listed if isinstance(d, str)) if isinstance(listed, list) else frozenset()
+
+
+def check(doc: Any, raw: bytes, schema_path: Path, *, limit: int = 20) -> list[str]:
+    """``validate``, skipped when this exact file passed against this exact schema before."""
+    schema_path = Path(schema_path)
+    key = digest(schema_path, raw)
+    if trust_recorded and key and key in _recorded(schema_path.parent):
+        return []
+    problems = validate(doc, schema_path, limit=limit)
+    if not problems and key:
+        passed_in_full.add(key)
+    return problems

@@ -63,10 +63,11 @@ def load_uncovered(data_dir: Path = DATA_DIR) -> dict[str, UncoveredAgent]:
     if not path.is_file():
         return {}
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = path.read_bytes()
+        doc = json.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CatalogError(f"{path}: unreadable ({exc}); restore it from the package") from exc
-    problems = schema_check.validate(doc, data_dir / "uncovered.schema.json")
+    problems = schema_check.check(doc, raw, data_dir / "uncovered.schema.json")
     if problems:
         raise CatalogError(f"{path}: {'; '.join(problems[:5])}")
     out: dict[str, UncoveredAgent] = {}

@@ -178,8 +178,12 @@ class Index:
     def _build_semantic(self) -> Embedded:
         encoder = self.encoder or default_encoder()
         encoder.load()
+        # A store of random or foreign vectors is dropped before any of its rows is used, whether
+        # it covers every text or only some (a stale store reuses the rows it still has).
+        if self._store is not None:
+            self._store_agrees(encoder)
         # Compare what was embedded with what is needed, not the file's own hash claim.
-        if self._store is not None and self._store.entries == self.entries and self._store_agrees(encoder):
+        if self._store is not None and self._store.entries == self.entries:
             matrix = self._store.matrix
         else:
             known = self._store.lookup() if self._store is not None else {}

@@ -167,15 +167,16 @@ def test_the_stdio_server_ends_at_once_and_leaves_its_rows_in_the_database_file(
 
 
 def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_path):
-    """Six cycles: start the server, fire requests, kill -9 after 1, 2, ... 6 acknowledgements; all on disk.
+    """Three cycles: start the server, fire requests, kill -9 after 1, 3 and 6 acknowledgements; all on disk.
 
-    Each cycle starts a real server process (most of the test's time), so the cycles cover each kill
-    point once; ``tests/gaps/test_gaps.py`` repeats the property many times on the gap log alone.
+    Each cycle starts a real server process (most of the test's time), so the cycles cover a kill
+    at the first answer, mid-stream and late; ``tests/gaps/test_gaps.py`` repeats the property many
+    times on the gap log alone.
     """
     db = tmp_path / "gaps.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)}
     acknowledged: set[str] = set()
-    for cycle in range(6):
+    for cycle, wanted in enumerate((1, 3, 6)):
         proc = subprocess.Popen(
             [sys.executable, "-m", "server"],
             cwd=ROOT,
@@ -201,7 +202,6 @@ def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_
                 proc.stdin.write((json.dumps(call) + "\n").encode())
             proc.stdin.flush()
             deadline = time.monotonic() + TIMEOUT
-            wanted = 1 + cycle % 6  # kill after a different number of acknowledgements each cycle
             got = 0
             while got < wanted:
                 line = reader.next_line(deadline)
@@ -221,5 +221,5 @@ def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         stored = {row[0] for row in conn.execute("SELECT capability FROM requests")}
-    assert len(acknowledged) >= 6
+    assert len(acknowledged) >= 10
     assert acknowledged <= stored
