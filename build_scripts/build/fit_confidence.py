@@ -136,8 +136,9 @@ def fit_probe(
             w, b = fit_logistic(vectors[train], labels[train], l2=l2)
             p = np.clip(sigmoid(vectors[test] @ w + b), 1e-6, 1 - 1e-6)
             loss -= float(np.sum(labels[test] * np.log(p) + (1 - labels[test]) * np.log(1 - p)))
+        loss /= len(labels)  # mean log loss: compared with the best mean so far, not with a sum
         if best is None or loss < best[0]:
-            best = (loss / len(labels), l2)
+            best = (loss, l2)
     w, b = fit_logistic(vectors, labels, l2=best[1])
     return w, b, best[1]
 

@@ -574,6 +574,7 @@ def ranking_features(ranking: dict, i: int) -> list[float]:
         ranking["offTopic"] - float(ranking["semantic"][i]),
         float(ranking["coverage"][i]),
         head_lead,
+        float(ranking["named"][i]),
     ]
 
 

@@ -146,3 +146,24 @@ def test_the_encoding_cache_embeds_each_distinct_text_once_and_returns_the_encod
     assert np.array_equal(first, FakeEncoder().encode(["a file", "an email", "a file"]))
     assert np.array_equal(second, FakeEncoder().encode(["an email", "a disk"]))
     assert cache.encode([]).shape == (0, 384)
+
+
+def test_the_l2_search_picks_the_strength_with_the_lowest_held_out_loss_not_the_first():
+    # Noisy labels a weak penalty overfits: the cross-validated choice must move off the grid's first value.
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 40))
+    y = (x[:, 0] + rng.normal(scale=2.0, size=200) > 0).astype(float)
+    grid = (1e-6, 10.0)
+    _, _, chosen = fit_confidence.fit_probe(x, y, grid=grid)
+    losses = {}
+    folds = np.arange(len(y)) % 5
+    for l2 in grid:
+        loss = 0.0
+        for fold in range(5):
+            w, b = fit_confidence.fit_logistic(x[folds != fold], y[folds != fold], l2=l2)
+            p = np.clip(fit_confidence.sigmoid(x[folds == fold] @ w + b), 1e-6, 1 - 1e-6)
+            t = y[folds == fold]
+            loss -= float(np.sum(t * np.log(p) + (1 - t) * np.log(1 - p)))
+        losses[l2] = loss
+    assert losses[10.0] < losses[1e-6]  # the data really favours the stronger penalty
+    assert chosen == 10.0

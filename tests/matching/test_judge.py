@@ -14,7 +14,7 @@ from engine import Index
 from engine.catalog.lookup import JUDGE_FILE
 from engine.common.paths import vectors_dir
 from engine.matching.head import MAX_HEAD_WEIGHT
-from engine.matching.judge import judge_from_dict, load_judge
+from engine.matching.judge import FEATURES, judge_from_dict, load_judge
 from tests.matching.test_head import head_for
 from tests.matching.test_pipeline import RECORDS, neutral_judge
 
@@ -26,17 +26,17 @@ def shipped_doc() -> dict:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"weights": [1e308] * 6}, r"weights holds 1e\+308; a fitted model stays within ±100"),
-        ({"weights": [-1e308] * 6}, r"weights holds -1e\+308"),
+        ({"weights": [1e308] * len(FEATURES)}, r"weights holds 1e\+308; a fitted model stays within ±100"),
+        ({"weights": [-1e308] * len(FEATURES)}, r"weights holds -1e\+308"),
         ({"bias": 1e6}, r"bias is 1000000.0; it must be between -100 and 100"),
         ({"probe": [5000.0] * 384}, r"probe holds 5000"),
         ({"answerAt": -1}, r"answerAt is -1; it must be strictly between 0 and 1"),
         ({"answerAt": 1.5}, r"answerAt is 1.5"),
         ({"aliasConfidence": 7.5}, r"aliasConfidence is 7.5; it must be between 0 and 1"),
         ({"aliasConfidence": True}, r"aliasConfidence must be a finite number, got True"),
-        ({"scale": [0.0] * 6}, r"scale values must be at least"),
-        ({"mean": [1.0] * 5}, r"mean must hold 6 numbers, not 5"),
-        ({"weights": ["1"] * 6}, r"weights must be a list of 6 numbers"),
+        ({"scale": [0.0] * len(FEATURES)}, r"scale values must be at least"),
+        ({"mean": [1.0] * 5}, rf"mean must hold {len(FEATURES)} numbers, not 5"),
+        ({"weights": ["1"] * len(FEATURES)}, rf"weights must be a list of {len(FEATURES)} numbers"),
         ({"head": None}, r"head must be a JSON object"),
         ({"head": {"weight": 1e9}}, r"head weight must be a finite number >= 0 and <= 10, got 1000000000.0"),
     ],
@@ -98,10 +98,10 @@ def test_a_judge_that_differs_only_in_the_last_bits_of_its_floats_writes_the_sam
     base = dataclasses.replace(
         neutral_judge(0.5),
         probe_bias=-4.755909790008883,
-        weights=rng.normal(size=6),
+        weights=rng.normal(size=len(FEATURES)),
         bias=2.7569789399716145,
-        mean=rng.normal(size=6),
-        scale=rng.uniform(0.2, 5.0, size=6),
+        mean=rng.normal(size=len(FEATURES)),
+        scale=rng.uniform(0.2, 5.0, size=len(FEATURES)),
     )
     # What another BLAS kernel or thread count does to a refit: each float a few units in its last place off.
     noisy = dataclasses.replace(
