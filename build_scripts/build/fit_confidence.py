@@ -70,6 +70,9 @@ TRAINING_SETS = tuple(s.name for s in querysets.by_role("own", "training"))
 HEAD_L2 = (1e-4, 3e-5, 1e-5)  # fitted strongest first: each fit of a fold starts from the one before
 HEAD_WEIGHTS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 QUERY_WEIGHT = 3.0  # a written question counts this many catalog texts in the head's fit
+# A real question (issue text) counts this many written ones: real users' register is what the engine
+# meets in use, and the written sets outnumber it nine to one.
+REAL_WEIGHT = 3.0
 
 
 def load_queries(name: str) -> list[dict]:
@@ -190,7 +193,9 @@ def fit_head(
     catalog_x = np.vstack([catalog_x, encoder.encode(outside).astype(np.float64)])
     catalog_y = np.r_[catalog_y, np.full(len(outside), background)]
     writers = []  # per writer: (vectors of answerable queries, their fused scores, labels, null vectors)
-    for n, queries in enumerate(training.values(), start=1):
+    weights = []  # per writer: the weight of each of its questions
+    for n, (name, queries) in enumerate(training.items(), start=1):
+        weights.append(QUERY_WEIGHT * (REAL_WEIGHT if querysets.get(name).origin == "real" else 1.0))
         queries = [q for q in queries if not names_only_agents(q["query"])]
         answerable = [q for q in queries if q["expected"] is not None]
         texts = [strip_agents(q["query"]) for q in answerable]
@@ -205,12 +210,21 @@ def fit_head(
         progress.step("head: embedding and ranking the training writers' questions", n, len(training))
 
     def fit_path(parts, path):
-        """Fit at each L2 of ``path`` in turn, each fit starting from the one before; yields (l2, w, b)."""
-        x = np.vstack([catalog_x, *(p[0] for p in parts), *(p[3] for p in parts)])
+        """Fit at each L2 of ``path`` in turn, each fit starting from the one before; yields (l2, w, b).
+
+        ``parts`` are (writer, its weight) pairs.
+        """
+        x = np.vstack([catalog_x, *(p[0] for p, _ in parts), *(p[3] for p, _ in parts)])
         y = np.concatenate(
-            [catalog_y, *(p[2] for p in parts), *(np.full(len(p[3]), background) for p in parts)]
+            [catalog_y, *(p[2] for p, _ in parts), *(np.full(len(p[3]), background) for p, _ in parts)]
         )
-        weight = np.r_[np.ones(len(catalog_y)), np.full(len(y) - len(catalog_y), QUERY_WEIGHT)]
+        weight = np.concatenate(
+            [
+                np.ones(len(catalog_y)),
+                *(np.full(len(p[0]), w) for p, w in parts),
+                *(np.full(len(p[3]), w) for p, w in parts),
+            ]
+        )
         start = None
         for l2 in path:
             start = fit_softmax(x, y, background + 1, l2=l2, sample_weight=weight, start=start)
@@ -221,7 +235,8 @@ def fit_head(
     for held, name in enumerate(training):
         began = time.monotonic()
         x, fused, labels, _ = writers[held]
-        for l2, w, b in fit_path([p for i, p in enumerate(writers) if i != held], path):
+        others = [(p, weights[i]) for i, p in enumerate(writers) if i != held]
+        for l2, w, b in fit_path(others, path):
             log_probs = log_softmax(x @ w.T + b)[:, :background]
             for strength in HEAD_WEIGHTS:
                 ranked = np.argmax(fused + strength * log_probs, axis=1)
@@ -235,7 +250,7 @@ def fit_head(
     (l2, strength), folds = max(
         scores.items(), key=lambda kv: (round(float(np.mean(kv[1])), 4), kv[0][0], -kv[0][1])
     )
-    *_, (_, w, b) = fit_path(writers, [v for v in path if v >= l2])
+    *_, (_, w, b) = fit_path(list(zip(writers, weights, strict=True)), [v for v in path if v >= l2])
     head = Head(tuple(rec.id for rec in index.records), w, b, strength)
     report = {"l2": l2, "weight": strength, "top1": folds, "baseline": baseline}
     return head, report
