@@ -33,6 +33,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -60,7 +61,7 @@ from engine.gaps.requests import MIN_CONFIDENCE  # noqa: E402
 from engine.matching.encoder import Encoder  # noqa: E402
 from engine.matching.head import Head, fit_softmax, log_softmax  # noqa: E402
 from engine.matching.index import Index, ranking_features  # noqa: E402
-from engine.matching.judge import FEATURES, Judge, fit_logistic, judge_from_dict, sigmoid  # noqa: E402
+from engine.matching.judge import FEATURES, MIN_SCALE, Judge, fit_logistic, judge_from_dict, sigmoid  # noqa: E402
 
 PROBE_L2 = (0.1, 0.3, 1.0, 3.0, 10.0)
 CALIBRATION_SETS = tuple(s.name for s in querysets.by_role("calibration"))
@@ -73,6 +74,7 @@ QUERY_WEIGHT = 3.0  # a written question counts this many catalog texts in the h
 # A real question (issue text) counts this many written ones: real users' register is what the engine
 # meets in use, and the written sets outnumber it nine to one.
 REAL_WEIGHT = 3.0
+FIT_THREADS = min(2, os.cpu_count() or 1)  # leave-one-writer-out folds fitted at once
 
 
 def load_queries(name: str) -> list[dict]:
@@ -155,6 +157,7 @@ class FitData:
     probe_texts: list[str]
     probe_labels: np.ndarray
     calibration: list[dict]
+    real: frozenset[str] = frozenset()  # training writers whose text is real (weighted REAL_WEIGHT)
 
 
 def load_fit_data() -> FitData:
@@ -166,11 +169,17 @@ def load_fit_data() -> FitData:
         probe_labels=labels,
         # Seven blind writers, so the fit does not learn one writer's style.
         calibration=[q for name in CALIBRATION_SETS for q in load_queries(name)],
+        real=frozenset(name for name in TRAINING_SETS if querysets.get(name).origin == "real"),
     )
 
 
 def fit_head(
-    index: Index, encoder, training: dict[str, list[dict]], outside: list[str], progress: Progress
+    index: Index,
+    encoder,
+    training: dict[str, list[dict]],
+    outside: list[str],
+    progress: Progress,
+    real: frozenset[str] = frozenset(),
 ) -> tuple[Head, dict]:
     """Fit the learned head on the catalog's texts and the training writers' questions.
 
@@ -195,7 +204,7 @@ def fit_head(
     writers = []  # per writer: (vectors of answerable queries, their fused scores, labels, null vectors)
     weights = []  # per writer: the weight of each of its questions
     for n, (name, queries) in enumerate(training.items(), start=1):
-        weights.append(QUERY_WEIGHT * (REAL_WEIGHT if querysets.get(name).origin == "real" else 1.0))
+        weights.append(QUERY_WEIGHT * (REAL_WEIGHT if name in real else 1.0))
         queries = [q for q in queries if not names_only_agents(q["query"])]
         answerable = [q for q in queries if q["expected"] is not None]
         texts = [strip_agents(q["query"]) for q in answerable]
@@ -231,20 +240,33 @@ def fit_head(
             yield l2, *start
 
     path = sorted(HEAD_L2, reverse=True)
-    scores = {}
-    for held, name in enumerate(training):
+
+    def fold(held: int) -> tuple[dict, float]:
+        """Top-1 on writer ``held`` of heads fitted without it, per (L2, strength); and the seconds taken."""
         began = time.monotonic()
         x, fused, labels, _ = writers[held]
         others = [(p, weights[i]) for i, p in enumerate(writers) if i != held]
+        out = {}
         for l2, w, b in fit_path(others, path):
             log_probs = log_softmax(x @ w.T + b)[:, :background]
             for strength in HEAD_WEIGHTS:
                 ranked = np.argmax(fused + strength * log_probs, axis=1)
-                scores.setdefault((l2, strength), []).append(float((ranked == labels).mean()))
-        progress.say(
-            f"head: leave-one-writer-out fold {held + 1}/{len(training)} ({name} left out) "
-            f"fitted at L2 {', '.join(map(str, path))} in {time.monotonic() - began:.0f} s"
-        )
+                out[(l2, strength)] = float((ranked == labels).mean())
+        return out, time.monotonic() - began
+
+    # The folds are independent, and each runs single-threaded BLAS, so FIT_THREADS of them run at once
+    # (numpy releases the GIL in its matrix products) and each gives the same numbers as alone.
+    # Results are taken in fold order, so the file does not depend on which finished first.
+    scores = {}
+    with ThreadPoolExecutor(max_workers=FIT_THREADS) as pool:
+        results = pool.map(fold, range(len(training)))
+        for held, (name, (out, seconds)) in enumerate(zip(training, results, strict=True)):
+            for key, top1 in out.items():
+                scores.setdefault(key, []).append(top1)
+            progress.say(
+                f"head: leave-one-writer-out fold {held + 1}/{len(training)} ({name} left out) "
+                f"fitted at L2 {', '.join(map(str, path))} in {seconds:.0f} s"
+            )
     baseline = [float((np.argmax(fused, axis=1) == labels).mean()) for _, fused, labels, _ in writers]
     # Best mean top-1; ties go to stronger regularisation and a lighter weight.
     (l2, strength), folds = max(
@@ -322,7 +344,7 @@ def fit_model(
     """
     plain = make_index(None)
     progress.say(f"head: embedding and ranking {len(data.training)} training writers' questions")
-    head, report = fit_head(plain, encoder, data.training, data.outside, progress)
+    head, report = fit_head(plain, encoder, data.training, data.outside, progress, data.real)
     progress.say(
         f"head: L2 {report['l2']}, weight {report['weight']}; leave-one-writer-out top-1 "
         + ", ".join(
@@ -359,7 +381,9 @@ def fit_model(
         stage = f"confidence model, pass {2 if segments else 1} of 2: ranking the calibration questions"
         progress.say(f"{stage} ({len(calibration)})")
         x, y = features_and_labels(index, calibration, segments=segments, progress=progress, stage=stage)
-        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
+        # A feature that never varies on the calibration set (no query there pastes an identifier, say)
+        # gets the smallest scale the model file allows: its weight then fits to 0, not to noise.
+        mean, scale = x.mean(axis=0), np.maximum(x.std(axis=0) + 1e-9, MIN_SCALE)
         weights, bias, l2 = fit_probe((x - mean) / scale, y, grid=CALIBRATION_L2)
         judge = shipped(replace(neutral, weights=weights, bias=bias, mean=mean, scale=scale))
     report["calibrationL2"] = l2
