@@ -54,7 +54,7 @@ def data_copy(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def one_agent_data(data_copy: Path) -> Path:
-    """The catalog cut to its first agent, two examples per capability and a few aliases.
+    """The catalog cut to its first agent, one example per capability and a few aliases.
 
     Tests that check a fall-back to re-embedding the whole catalog (a missing or broken vector
     store) embed every text one at a time in a fresh process; the property is the same for a
@@ -67,10 +67,10 @@ def one_agent_data(data_copy: Path) -> Path:
     (data_copy / "catalog.json").write_text(json.dumps(manifest))
     canon = json.loads((data_copy / "capabilities.json").read_text())
     for capability in canon["capabilities"]:
-        capability["examples"] = capability["examples"][:2]
+        capability["examples"] = capability["examples"][:1]
     (data_copy / "capabilities.json").write_text(json.dumps(canon))
     aliases = json.loads((data_copy / "aliases.json").read_text())
-    kept = dict(list(aliases["aliases"].items())[:40])
+    kept = dict(list(aliases["aliases"].items())[:10])
     kept["autocomplete"] = aliases["aliases"]["autocomplete"]
     aliases["aliases"] = kept
     (data_copy / "aliases.json").write_text(json.dumps(aliases))
