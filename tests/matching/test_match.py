@@ -145,6 +145,8 @@ def test_ambiguous_queries_are_flagged_with_three_candidates():
         "instructions for commands",
         "files context",
         "model",
+        "settings",
+        "files",
     ]
     ambiguous = [r for r in (engine.match(p) for p in probes) if r.ambiguous]
     assert ambiguous, "expected at least one probe to be ambiguous"
