@@ -32,113 +32,23 @@ from engine.gaps.requests import request_capability  # noqa: E402
 
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 DAYS = 21
-AGENTS = ["claude-code", "copilot-cli", "gemini-cli", "vscode-copilot"]
-
+# The seeded needs and the background noise are data, not code: seed_gaps_demo.json beside this script.
+_DATA = json.loads(Path(__file__).with_suffix(".json").read_text(encoding="utf-8"))
+AGENTS = _DATA["agents"]
 # need, phrasings, agents asking, requests, misses, expected classification (None: not checked)
 NEEDS = [
     (
-        "export a conversation",
-        [
-            "export chat to markdown",
-            "save the conversation as a file",
-            "download the chat transcript",
-            "copy the whole conversation into a file",
-        ],
-        ["claude-code", "gemini-cli", "copilot-cli"],
-        18,
-        16,
-        None,
-    ),
-    (
-        "a sandbox in OpenCode",
-        [
-            "run commands in a sandbox",
-            "sandbox the agent so it cannot touch the network",
-            "sandboxed shell commands",
-        ],
-        ["opencode"],
-        15,
-        10,
-        ("agent_lacks", "Sandboxing"),
-    ),
-    (
-        "voice input",
-        ["voice input", "dictate my prompt instead of typing", "speech to text for prompts"],
-        AGENTS,
-        12,
-        13,
-        None,
-    ),
-    (
-        "inline completion in terminal agents",
-        ["inline autocomplete", "tab completion while I type", "ghost text suggestions"],
-        ["claude-code", "gemini-cli"],
-        9,
-        9,
-        ("agent_lacks", "Code Completion"),
-    ),
-    (
-        "jupyter notebooks",
-        ["jupyter notebooks", "edit ipynb notebook cells", "run cells in a jupyter notebook"],
-        ["claude-code", "copilot-cli", "vscode-copilot"],
-        7,
-        11,
-        ("uncataloged", None),
-    ),
-    (
-        "spending limits",
-        ["set a spending limit", "cap my monthly cost", "stop when the budget is used up"],
-        ["claude-code", "gemini-cli"],
-        6,
-        9,
-        None,
-    ),
-    (
-        "headless runs in VS Code",
-        ["run without the interactive ui from a script", "non-interactive mode for automation"],
-        ["vscode-copilot"],
-        5,
-        6,
-        ("agent_lacks", "Headless Mode"),
-    ),
-    (
-        "live collaboration",
-        ["share a live session with a coworker", "collaborate with teammates in real time"],
-        ["vscode-copilot", "claude-code"],
-        4,
-        7,
-        None,
-    ),
+        n["need"],
+        n["phrasings"],
+        n["agents"],
+        n["requests"],
+        n["misses"],
+        tuple(n["expected"]) if n["expected"] else None,
+    )
+    for n in _DATA["needs"]
 ]
-
 # One-off needs: each asked once or missed once or twice, never enough to outrank a seeded need.
-NOISE = [
-    "emacs integration",
-    "play a sound when the task finishes",
-    "create jira tickets from a todo",
-    "vim keybindings in the prompt box",
-    "turn a figma design into react",
-    "send me an email summary",
-    "run the agent inside a docker container",
-    "native windows without wsl",
-    "screen reader support",
-    "post results to a slack channel",
-    "read a pdf specification",
-    "turn off telemetry",
-    "work behind a corporate proxy",
-    "generate a logo image",
-    "use it from my phone",
-    "interface in french",
-    "query my postgres database",
-    "hide api keys from the model",
-    "schedule a nightly run",
-    "compare two models side by side",
-    "estimate the token cost before running",
-    "rename a function everywhere",
-    "custom color themes",
-    "run fully offline with a local model",
-    "print the diff as a pdf",
-]
+NOISE = _DATA["noise"]
 TOOLS = ["lookup_capability", "compare_capability", "get_sources"]
 
 
