@@ -71,11 +71,6 @@ TRAINING_SETS = tuple(s.name for s in querysets.by_role("own", "training"))
 HEAD_L2 = (1e-4, 3e-5, 1e-5)  # fitted strongest first: each fit of a fold starts from the one before
 HEAD_WEIGHTS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 QUERY_WEIGHT = 3.0  # a written question counts this many catalog texts in the head's fit
-# A real question (issue text) counts this many written ones in the head's fit. With 908 real training
-# questions, 3 bought +0.6 top-1 and +1.1 abstention on the real calibration set but cost the written
-# selection sets two of their seven target passes (false abstentions), so it is 1 (chosen on the
-# calibration and selection sets only).
-REAL_WEIGHT = 1.0
 FIT_THREADS = min(2, os.cpu_count() or 1)  # leave-one-writer-out folds fitted at once
 
 
@@ -159,7 +154,6 @@ class FitData:
     probe_texts: list[str]
     probe_labels: np.ndarray
     calibration: list[dict]
-    real: frozenset[str] = frozenset()  # training writers whose text is real (weighted REAL_WEIGHT)
 
 
 def load_fit_data() -> FitData:
@@ -171,7 +165,6 @@ def load_fit_data() -> FitData:
         probe_labels=labels,
         # Seven blind writers, so the fit does not learn one writer's style.
         calibration=[q for name in CALIBRATION_SETS for q in load_queries(name)],
-        real=frozenset(name for name in TRAINING_SETS if querysets.get(name).origin == "real"),
     )
 
 
@@ -181,7 +174,6 @@ def fit_head(
     training: dict[str, list[dict]],
     outside: list[str],
     progress: Progress,
-    real: frozenset[str] = frozenset(),
 ) -> tuple[Head, dict]:
     """Fit the learned head on the catalog's texts and the training writers' questions.
 
@@ -204,9 +196,7 @@ def fit_head(
     catalog_x = np.vstack([catalog_x, encoder.encode(outside).astype(np.float64)])
     catalog_y = np.r_[catalog_y, np.full(len(outside), background)]
     writers = []  # per writer: (vectors of answerable queries, their fused scores, labels, null vectors)
-    weights = []  # per writer: the weight of each of its questions
-    for n, (name, queries) in enumerate(training.items(), start=1):
-        weights.append(QUERY_WEIGHT * (REAL_WEIGHT if name in real else 1.0))
+    for n, queries in enumerate(training.values(), start=1):
         queries = [q for q in queries if not names_only_agents(q["query"])]
         answerable = [q for q in queries if q["expected"] is not None]
         texts = [strip_agents(q["query"]) for q in answerable]
@@ -221,21 +211,12 @@ def fit_head(
         progress.step("head: embedding and ranking the training writers' questions", n, len(training))
 
     def fit_path(parts, path):
-        """Fit at each L2 of ``path`` in turn, each fit starting from the one before; yields (l2, w, b).
-
-        ``parts`` are (writer, its weight) pairs.
-        """
-        x = np.vstack([catalog_x, *(p[0] for p, _ in parts), *(p[3] for p, _ in parts)])
+        """Fit at each L2 of ``path`` in turn, each fit starting from the one before; yields (l2, w, b)."""
+        x = np.vstack([catalog_x, *(p[0] for p in parts), *(p[3] for p in parts)])
         y = np.concatenate(
-            [catalog_y, *(p[2] for p, _ in parts), *(np.full(len(p[3]), background) for p, _ in parts)]
+            [catalog_y, *(p[2] for p in parts), *(np.full(len(p[3]), background) for p in parts)]
         )
-        weight = np.concatenate(
-            [
-                np.ones(len(catalog_y)),
-                *(np.full(len(p[0]), w) for p, w in parts),
-                *(np.full(len(p[3]), w) for p, w in parts),
-            ]
-        )
+        weight = np.r_[np.ones(len(catalog_y)), np.full(len(y) - len(catalog_y), QUERY_WEIGHT)]
         start = None
         for l2 in path:
             start = fit_softmax(x, y, background + 1, l2=l2, sample_weight=weight, start=start)
@@ -247,9 +228,8 @@ def fit_head(
         """Top-1 on writer ``held`` of heads fitted without it, per (L2, strength); and the seconds taken."""
         began = time.monotonic()
         x, fused, labels, _ = writers[held]
-        others = [(p, weights[i]) for i, p in enumerate(writers) if i != held]
         out = {}
-        for l2, w, b in fit_path(others, path):
+        for l2, w, b in fit_path([p for i, p in enumerate(writers) if i != held], path):
             log_probs = log_softmax(x @ w.T + b)[:, :background]
             for strength in HEAD_WEIGHTS:
                 ranked = np.argmax(fused + strength * log_probs, axis=1)
@@ -274,7 +254,7 @@ def fit_head(
     (l2, strength), folds = max(
         scores.items(), key=lambda kv: (round(float(np.mean(kv[1])), 4), kv[0][0], -kv[0][1])
     )
-    *_, (_, w, b) = fit_path(list(zip(writers, weights, strict=True)), [v for v in path if v >= l2])
+    *_, (_, w, b) = fit_path(writers, [v for v in path if v >= l2])
     head = Head(tuple(rec.id for rec in index.records), w, b, strength)
     report = {"l2": l2, "weight": strength, "top1": folds, "baseline": baseline}
     return head, report
@@ -346,7 +326,7 @@ def fit_model(
     """
     plain = make_index(None)
     progress.say(f"head: embedding and ranking {len(data.training)} training writers' questions")
-    head, report = fit_head(plain, encoder, data.training, data.outside, progress, data.real)
+    head, report = fit_head(plain, encoder, data.training, data.outside, progress)
     progress.say(
         f"head: L2 {report['l2']}, weight {report['weight']}; leave-one-writer-out top-1 "
         + ", ".join(
