@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from build_scripts.build import record_validated
 from engine.catalog import schema
 from engine.catalog.model import DATA_DIR, load_catalog
 from engine.errors import CatalogError
-from tests.conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "build_scripts" / "build"))
-import record_validated  # noqa: E402
 
 
 @pytest.fixture

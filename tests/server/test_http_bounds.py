@@ -10,13 +10,11 @@ import re
 import select
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
-import pytest
 
-from tests.server.test_server_http import LOOKUP_MCP, MCP_HEADERS, TOKEN, start_server
+from tests.server.test_server_http import LOOKUP_MCP, MCP_HEADERS, server_port, start_server
 
 HELD = 6.0  # seconds of trickling after which the connection counts as held (the deadline is 1 s)
 WORDED_LOOKUP = {
@@ -27,20 +25,6 @@ WORDED_LOOKUP = {
     },
 }
 NEXT_HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" * 4
-
-
-@pytest.fixture(scope="module")
-def open_server() -> Iterator[str]:
-    yield from start_server()
-
-
-@pytest.fixture(scope="module")
-def token_server() -> Iterator[str]:
-    yield from start_server(token=TOKEN)
-
-
-def port_of(url: str) -> int:
-    return int(url.rsplit(":", 1)[1].split("/")[0])
 
 
 def read_response(sock: socket.socket) -> bytes:
@@ -81,7 +65,7 @@ def request(port: int, *lines: str, body: bytes = b"") -> bytes:
 
 
 def test_a_keep_alive_connection_that_trickles_its_next_request_is_closed(open_server):
-    port = port_of(open_server)
+    port = server_port(open_server)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(
             f"GET /.well-known/oauth-authorization-server HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
@@ -92,7 +76,7 @@ def test_a_keep_alive_connection_that_trickles_its_next_request_is_closed(open_s
 
 
 def test_after_a_401_a_trickled_request_is_closed(token_server):
-    port = port_of(token_server)
+    port = server_port(token_server)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(request(port, "Content-Type: application/json", body=b"{}"))
         assert b" 401 " in read_response(sock).split(b"\r\n", 1)[0]
@@ -101,7 +85,7 @@ def test_after_a_401_a_trickled_request_is_closed(token_server):
 
 
 def test_after_a_401_the_trickled_rest_of_its_body_is_cut_off(token_server):
-    port = port_of(token_server)
+    port = server_port(token_server)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         head = request(port, "Content-Type: application/json").replace(
             b"Content-Length: 0", b"Content-Length: 400"
@@ -113,7 +97,7 @@ def test_after_a_401_the_trickled_rest_of_its_body_is_cut_off(token_server):
 
 
 def test_after_the_body_deadline_a_client_still_trickling_is_closed(open_server):
-    port = port_of(open_server)
+    port = server_port(open_server)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         head = request(port, "Content-Type: application/json", "Accept: application/json, text/event-stream")
         sock.sendall(head.replace(b"Content-Length: 0", b"Content-Length: 400") + b"{")
@@ -127,7 +111,7 @@ def test_running_out_of_file_descriptors_is_one_line_and_the_server_recovers(tmp
     for url in start_server(None, log=log, fd_limit=64):
         warm = httpx2.post(url, json=WORDED_LOOKUP, headers=MCP_HEADERS, timeout=60)
         assert warm.status_code == 200  # the encoder is loaded: its files are opened before the shortage
-        port = port_of(url)
+        port = server_port(url)
         held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(120)]
         time.sleep(2.5)  # asyncio retries a failed accept after 1 s: at least two rounds of failures
         for sock in held:

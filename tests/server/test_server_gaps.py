@@ -127,19 +127,23 @@ def rows_in_a_copy_of_the_main_file(db, tmp_path) -> list[str]:
         return [row[0] for row in conn.execute("SELECT capability FROM requests")]
 
 
+def stdio_server(db, *, stderr) -> subprocess.Popen:
+    """``python -m server`` over stdio in a subprocess, logging to the gap log at ``db``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "server"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+    )
+
+
 @pytest.mark.parametrize("ending", ["stdin closes", "SIGINT", "SIGTERM"])
 def test_the_stdio_server_ends_at_once_and_leaves_its_rows_in_the_database_file(tmp_path, ending):
     """One Ctrl-C (or a host's SIGINT or SIGTERM) ends the server, and no row is left only in the WAL."""
     db = tmp_path / "gaps.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server"],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = stdio_server(db, stderr=subprocess.PIPE)
     reader = LineReader(proc.stdout)
     try:
         call = {
@@ -174,17 +178,9 @@ def test_sigkill_while_requests_are_in_flight_loses_no_acknowledged_request(tmp_
     times on the gap log alone.
     """
     db = tmp_path / "gaps.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": str(db)}
     acknowledged: set[str] = set()
     for cycle, wanted in enumerate((1, 3, 6)):
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "server"],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = stdio_server(db, stderr=subprocess.DEVNULL)
         reader = LineReader(proc.stdout)
         try:
             proc.stdin.write((json.dumps(INIT) + "\n").encode())

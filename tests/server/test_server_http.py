@@ -56,6 +56,10 @@ def wait_for_port(proc: subprocess.Popen, port: int, timeout: float = STARTUP_TI
     raise AssertionError(f"server did not listen on port {port} within {timeout} s")
 
 
+def server_port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
 def start_server(
     token: str | None = None, *args: str, log: Path | None = None, fd_limit: int | None = None
 ) -> Iterator[str]:
@@ -89,16 +93,6 @@ def start_server(
             proc.wait(timeout=10)
         if log:
             stderr.close()
-
-
-@pytest.fixture(scope="module")
-def open_server() -> Iterator[str]:
-    yield from start_server()
-
-
-@pytest.fixture(scope="module")
-def token_server() -> Iterator[str]:
-    yield from start_server(token=TOKEN)
 
 
 def post(url: str, body: dict, **headers: str) -> httpx2.Response:
@@ -254,10 +248,6 @@ def allow_host_server() -> Iterator[str]:
     yield from start_server(None, "--allow-host", "MyBox.local")
 
 
-def server_port(url: str) -> int:
-    return int(url.rsplit(":", 1)[1].split("/")[0])
-
-
 @pytest.mark.parametrize("port", [None, 80, "own"])
 def test_allowed_host_is_accepted_on_the_servers_port_or_a_default_one(allow_host_server, port):
     port = server_port(allow_host_server) if port == "own" else port
@@ -285,7 +275,7 @@ def test_foreign_origin_refusal_names_the_flag(allow_host_server):
 
 
 def test_a_trickled_body_is_cut_off(open_server):
-    port = int(open_server.rsplit(":", 1)[1].split("/")[0])
+    port = server_port(open_server)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         head = (
             f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
@@ -299,7 +289,7 @@ def test_a_trickled_body_is_cut_off(open_server):
 
 
 def test_a_connection_that_never_sends_a_request_is_closed(open_server):
-    port = int(open_server.rsplit(":", 1)[1].split("/")[0])
+    port = server_port(open_server)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         started = time.monotonic()
         assert sock.recv(4096) == b""  # closed by the server, not by our 10 s timeout
@@ -348,7 +338,7 @@ def test_invalid_port_is_one_line_and_nonzero_exit():
 
 
 def test_port_in_use_is_one_clear_line(open_server):
-    port = open_server.rsplit(":", 1)[1].split("/")[0]
+    port = str(server_port(open_server))
     proc = serve_on_port(port)
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()  # nothing says "serving" first, no uvicorn ERROR line
