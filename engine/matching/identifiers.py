@@ -12,12 +12,13 @@ proportion, so a shared word like ``settings.json`` decides nothing on its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 
 import numpy as np
 
 MAX_IDENTIFIER_CHARS = 80  # longer spans are commands or prose, not identifiers
 MAX_PER_TEXT = 32  # bound the work a pasted log can cause
+MAX_TEXT_CHARS = 20_000  # plain words are looked up in this much of a text, no more
 
 # What an identifier looks like in running text: a slash command, a long flag, an @- or #-mention,
 # a dotted settings key or file name, a path, an ENV_VAR, camelCase or snake_case.
@@ -28,6 +29,7 @@ _SHAPES = re.compile(
     | (?<!\w)[@#][a-z][\w.-]*               # @workspace, #codebase
     | ~?/?(?:[\w.-]+/)+[\w.*-]+             # .claude/settings.json, ~/.codex/config.toml
     | \.?[a-z][\w-]*(?:\.[a-z][\w-]*)+      # settings.json, chat.agent.enabled, AGENTS.md
+    | (?<![\w./~-])\.[a-z][\w-]{2,}(?![\w/]) # .geminiignore, .clinerules: a dotfile with no extension
     | \b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b     # GEMINI_SANDBOX, CLAUDE_CODE_USE_BEDROCK
     | \b[a-z]+(?:[A-Z][a-z0-9]+)+\b         # autoApprove, mcpServers
     | \b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b     # web_fetch, approval_policy
@@ -37,6 +39,10 @@ _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
 # Tails that sentence punctuation or markdown leave on an identifier.
 _TRIM = ".,;:!?)]}'\""
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "vs", "n/a", "and/or"})
+# A single run-together word of six letters or more: how people retype a tool or key name they saw
+# ("webfetch hangs", "Webfetch", "pretooluse never fires").
+_BARE_WORD = re.compile(r"[a-z][a-z0-9]{5,}")
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 def normalize(identifier: str) -> str:
@@ -73,22 +79,37 @@ class IdentifierTable:
                     owners.setdefault(key, set()).add(i)
         self.size = 1 + max((i for rows in owners.values() for i in rows), default=-1)
         self.owners = {key: tuple(sorted(rows)) for key, rows in owners.items()}
+        self.bare = frozenset(key for key in self.owners if _BARE_WORD.fullmatch(key))
 
     def __len__(self) -> int:
         return len(self.owners)
 
-    def hits(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
-        """(identifier, records naming it) for each known identifier in ``text``."""
-        return [(key, self.owners[key]) for key in identifiers_in(text) if key in self.owners]
+    def hits(self, text: str, known_words: Set[str] = frozenset()) -> list[tuple[str, tuple[int, ...]]]:
+        """(identifier, records naming it) for each known identifier in ``text``.
 
-    def scores(self, text: str, n: int) -> np.ndarray:
+        Besides identifier-shaped spans, a plain word counts when the records name it as a
+        run-together identifier (``WebFetch``, ``autoApprove``, ``ultrathink``) and it is not a
+        word of ``known_words`` (the encoder's whole-word vocabulary): "WebFetch" and "webfetch"
+        are that tool, while "memory" or "default", also keys somewhere, are just words.
+        """
+        keys = [key for key in identifiers_in(text) if key in self.owners]
+        if self.bare:
+            for word in _WORDS.findall(text[:MAX_TEXT_CHARS]):
+                key = word.lower()
+                if key in self.bare and key not in known_words and key not in keys:
+                    keys.append(key)
+                    if len(keys) >= MAX_PER_TEXT:
+                        break
+        return [(key, self.owners[key]) for key in keys]
+
+    def scores(self, text: str, n: int, known_words: Set[str] = frozenset()) -> np.ndarray:
         """Per record, the identifiers of ``text`` it names, each split among the records that share it.
 
         Capped at 1 so that pasting many identifiers of one record does not outweigh the rest of the
         evidence.
         """
         out = np.zeros(n, dtype=np.float32)
-        for _, rows in self.hits(text):
+        for _, rows in self.hits(text, known_words):
             for i in rows:
                 if i < n:
                     out[i] += 1.0 / len(rows)

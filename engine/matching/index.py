@@ -336,7 +336,7 @@ class Index:
         for part, vector, (_, terms) in zip(parts, vectors, prepared, strict=True):
             coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
             semantic = np.nan_to_num(sem.record_scores(vector, len(self.records), tune), nan=-1.0)
-            named = self.identifiers.scores(part, len(self.records))
+            named = self.identifiers.scores(part, len(self.records), sem.wordpieces)
             fused = semantic + tune.lexical_weight * coverage + tune.identifier_weight * named
             head_log_probs = None
             if learned is not None:

@@ -44,3 +44,16 @@ def test_a_pasted_identifier_decides_between_records_that_read_alike(fake_encode
     index = Index.from_records(records, encoder=fake_encoder)
     assert index.match("shrink a long chat with /compact").name == "Compress history"
     assert index.match("shrink a long chat with /zip").name == "Compress files"
+
+
+def test_a_dotfile_without_an_extension_is_an_identifier_even_at_a_sentence_end():
+    assert identifiers_in("Gemini CLI doesn't honor .geminiignore.") == [".geminiignore"]
+    assert identifiers_in("rules in .clinerules are skipped") == [".clinerules"]
+
+
+def test_a_retyped_tool_name_counts_but_a_plain_word_that_is_also_a_key_does_not():
+    table = IdentifierTable([["webfetch"], ["memory"]])
+    assert np.allclose(table.scores("Webfetch keeps adding a period", 2, {"memory"}), [1.0, 0.0])
+    assert np.allclose(table.scores("webfetch hangs", 2, {"memory"}), [1.0, 0.0])
+    # "memory" is a key of the second record, but the encoder knows it as a word.
+    assert np.allclose(table.scores("my memory is full", 2, {"memory"}), [0.0, 0.0])
