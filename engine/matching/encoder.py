@@ -198,9 +198,9 @@ class Encoder:
 
         Quantised models embed one text at a time by default: dynamic int8
         quantisation scales activations per batch, so a text's vector would
-        otherwise depend on what it was batched with. The session runs only on
-        the inference thread (``engine.matching.inference``): concurrent callers
-        queue there instead of fighting over the cores.
+        otherwise depend on what it was batched with. The session runs one call
+        at a time (``engine.matching.inference``): concurrent callers queue for
+        their turn instead of fighting over the cores.
         """
         self.load()
         if batch_size is None:

@@ -320,9 +320,9 @@ class Index:
 
         The whole text is scored, and so is each sentence of a long question;
         the part whose winner the judge trusts most (or, without a judge, the
-        part with the highest score) decides. Runs on the inference thread, like
-        the encode it needs, so concurrent queries queue instead of fighting
-        over the cores.
+        part with the highest score) decides. Runs in one turn of the inference
+        queue, with the encode it needs, so concurrent queries queue instead of
+        fighting over the cores.
         """
         return run_inference(self._ranking, text, sem, segments)
 

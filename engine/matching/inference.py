@@ -1,11 +1,17 @@
-"""One thread runs all inference: every ONNX encode and the numpy scoring after it, one call at a time.
+"""One inference path: every ONNX encode and the numpy scoring after it run one call at a time.
 
 A server answers many queries at once. When each ran in its own worker thread, every one of them drove
 the 2-thread ONNX session and 2-thread OpenBLAS, and on a 2-core machine three thread pools fought:
 32 HTTP clients got a tenth of one client's throughput (issue 22). Here concurrent callers queue, first
-come first served, to one thread. While it runs a call, BLAS is held to one thread; onnxruntime's second
-thread helps only when a core is free (``contended``; see ``Encoder._session``) and never spins after a
-run, so it cannot starve the scoring that follows.
+come first served, for one turn. While a caller holds it, its call runs in the caller's own thread and BLAS
+is held to one thread; onnxruntime's second thread helps only when a core is free (``contended``; see
+``Encoder._session``) and never spins after a run, so it cannot starve the scoring that follows.
+
+When nothing else is running, a call runs in the caller's own thread: handing every call to a worker
+thread and back cost two thread wake-ups, and with them ``engine.match`` took 1.26-1.31x as long on an
+idle machine (``build_scripts/measure/bench_match.py``, docs/performance.md). Calls that arrive while
+one runs queue to a worker thread, which drains them back to back: passing the turn from caller to
+caller instead woke a thread per call and made 50 pipelined stdio lookups 1.2x slower.
 
 Queries are not batched together: the shipped int8 encoder scales activations per batch, so a text's
 vector would depend on what it was batched with (by up to 0.0085 in a dimension, measured).
@@ -16,9 +22,10 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import time
+import weakref
+from collections import deque
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import TypeVar
@@ -27,52 +34,59 @@ log = logging.getLogger("engine")
 
 T = TypeVar("T")
 
+_ALL: weakref.WeakSet[InferenceQueue] = weakref.WeakSet()
+
 
 class _Job:
-    """One call waiting for the inference thread, and what it returned or raised."""
+    """One queued call, and what it returned or raised."""
 
-    __slots__ = ("func", "args", "done", "ran", "result", "error")
+    __slots__ = ("func", "args", "done", "result", "error")
 
     def __init__(self, func: Callable, args: tuple) -> None:
         self.func = func
         self.args = args
         self.done = threading.Event()
-        self.ran = False
         self.result = None
         self.error: BaseException | None = None
 
-    def run(self) -> None:
-        self.ran = True
-        try:
-            self.result = self.func(*self.args)
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller, who re-raises it
-            self.error = exc
 
+class InferenceQueue:
+    """Calls run one at a time, first come first served; ``run(func, *args)`` waits for ``func``'s result.
 
-class InferenceThread:
-    """A single worker thread with a FIFO queue; ``run(func, *args)`` waits for ``func``'s result there.
-
-    Started on first use (again after a fork, which leaves the child without it).
+    When no call is running, the caller runs its own call at once, in its own thread. A call that
+    arrives while another runs joins a queue, which one worker thread then drains back to back, so a
+    backlog costs no thread wake-up per call. A call made while the caller's own call is running
+    (``encode`` inside a ranking) runs at once, so nested calls cannot deadlock.
     """
 
-    def __init__(self, name: str = "engine-inference") -> None:
-        self.name = name
-        self._queue: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._pid = 0
-        self._start_lock = threading.Lock()
+    def __init__(self) -> None:
+        self._reset()
         self._blas = None  # threadpoolctl's controller of the BLAS libraries, found on first use
         self._load_read_at = float("-inf")
         self._loaded = False
+        _ALL.add(self)
+
+    def _reset(self) -> None:
+        """Nothing runs, nothing waits, no worker (also in a forked child, whose other threads are gone)."""
+        self._mutex = threading.Lock()
+        self._queue: deque[_Job] = deque()
+        self._busy = False  # a caller or the worker is running a call
+        self._owner: int | None = None  # the thread running it
+        self._drain = threading.Semaphore(0)  # released once to hand a backlog to the worker
+        self._worker: threading.Thread | None = None
+
+    def waiting(self) -> int:
+        """How many calls wait behind the running one."""
+        return len(self._queue)
 
     def contended(self) -> bool:
-        """True when the cores are busy: calls are queued behind this one, or the machine is loaded.
+        """True when the cores are busy: calls wait behind this one, or the machine is loaded.
 
         The machine counts as loaded when its 1-minute load average is at least 1.5 runnable threads
         per core (read at most once a second). This process alone, spinning two threads through
         back-to-back runs, stays below that on two cores.
         """
-        if not self._queue.empty():
+        if self._queue:
             return True
         now = time.monotonic()
         if now - self._load_read_at >= 1.0:
@@ -83,55 +97,89 @@ class InferenceThread:
                 self._loaded = False
         return self._loaded
 
-    def on_thread(self) -> bool:
-        """True when the caller is the inference thread itself."""
-        return self._thread is not None and threading.current_thread() is self._thread
+    def holds_turn(self) -> bool:
+        """True when the calling thread is the one running a call now."""
+        return self._owner == threading.get_ident()
 
     def run(self, func: Callable[..., T], *args) -> T:
-        """``func(*args)`` on the inference thread, after the calls queued before it; its result or error.
-
-        A call made from the inference thread itself runs at once (nested calls cannot deadlock).
-        """
-        if self.on_thread():
+        """``func(*args)`` after the calls queued before it; its result or error."""
+        if self.holds_turn():
             return func(*args)
-        job = _Job(func, args)
-        self._ensure_started()
-        self._queue.put(job)
+        with self._mutex:
+            mine = not self._busy
+            if mine:
+                self._busy = True
+            else:
+                job = _Job(func, args)
+                self._queue.append(job)
+                self._ensure_worker()
+        if mine:
+            self._owner = threading.get_ident()
+            try:
+                return self._call(func, args)
+            finally:
+                self._owner = None
+                self._pass_on()
         job.done.wait()
         if job.error is not None:
             raise job.error
         return job.result
 
-    def _ensure_started(self) -> None:
-        if self._thread is not None and self._pid == os.getpid() and self._thread.is_alive():
-            return
-        with self._start_lock:
-            if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
-                if self._pid != os.getpid():
-                    self._queue = queue.SimpleQueue()  # jobs queued in the parent are not ours to run
-                thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
-                thread.start()
-                self._thread, self._pid = thread, os.getpid()
+    def _pass_on(self) -> None:
+        """After a caller's own call: hand the backlog to the worker, or mark the queue idle."""
+        with self._mutex:
+            if self._queue:
+                self._drain.release()  # still busy: the worker owns the turn now
+            else:
+                self._busy = False
+
+    def _ensure_worker(self) -> None:
+        """Start the worker thread (under ``_mutex``), once per process."""
+        if self._worker is None or not self._worker.is_alive():
+            self._worker = threading.Thread(target=self._serve, name="engine-inference", daemon=True)
+            self._worker.start()
 
     def _serve(self) -> None:
         while True:
-            job = self._queue.get()
+            self._drain.acquire()
+            while True:
+                with self._mutex:
+                    if not self._queue:
+                        self._busy = False
+                        break
+                    job = self._queue.popleft()
+                self._owner = threading.get_ident()
+                try:
+                    job.result = self._call(job.func, job.args)
+                except BaseException as exc:  # noqa: BLE001 - handed back to the caller, who re-raises it
+                    job.error = exc
+                finally:
+                    self._owner = None
+                    job.done.set()
+
+    def _call(self, func: Callable[..., T], args: tuple) -> T:
+        """``func(*args)`` with BLAS held to one thread; BLAS has its threads back before this returns."""
+        try:
+            limit = self._one_blas_thread()
+            limit.__enter__()
+        except Exception:  # noqa: BLE001 - sizing BLAS failed; the call itself still runs
+            log.debug("could not size BLAS around an inference call", exc_info=True)
+            return func(*args)
+        try:
+            return func(*args)
+        finally:
             try:
-                with self._one_blas_thread():
-                    job.run()
-            except Exception:  # noqa: BLE001 - sizing BLAS failed; the call itself ran or runs now
-                log.debug("could not size BLAS around an inference call", exc_info=True)
-                if not job.ran:
-                    job.run()
-            finally:
-                job.done.set()  # BLAS has its threads back before the caller goes on
+                limit.__exit__(None, None, None)
+            except Exception:  # noqa: BLE001 - the call's own result or error matters more
+                log.debug("could not give BLAS its threads back", exc_info=True)
 
     def _one_blas_thread(self):
         """A context holding BLAS (OpenBLAS, MKL, ...) to one thread, then giving back what it had.
 
         The limit is process-wide while it lasts: numpy in other threads of a host application also
         runs single-threaded BLAS meanwhile. threadpoolctl lets one thread at a time size a shared
-        BLAS pool; if another thread of the host holds it, BLAS keeps its own size here.
+        BLAS pool, and gives up control when the context ends, so the next caller's thread can size it
+        in turn; if another thread of the host holds it, BLAS keeps its own size here.
         """
         if self._blas is None:
             try:
@@ -145,9 +193,17 @@ class InferenceThread:
         return self._blas.limit(limits=1) if self._blas else nullcontext()
 
 
-INFERENCE = InferenceThread()
+def _after_fork_in_child() -> None:
+    for queue in list(_ALL):
+        queue._reset()  # noqa: SLF001 - the module's own fork hook
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+INFERENCE = InferenceQueue()
 
 
 def run_inference(func: Callable[..., T], *args) -> T:
-    """``func(*args)`` on the process's inference thread (see the module docstring)."""
+    """``func(*args)`` in its turn on the process's inference queue (see the module docstring)."""
     return INFERENCE.run(func, *args)

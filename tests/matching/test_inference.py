@@ -1,8 +1,11 @@
-"""One inference path: every ONNX run on one thread, concurrent callers queued, vectors exactly as alone."""
+"""One inference path: ONNX runs one at a time, concurrent callers queued, vectors exactly as alone."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -11,7 +14,7 @@ from threadpoolctl import OpenBLASController, ThreadpoolController
 import engine
 from engine.matching import inference
 from engine.matching.index import default_encoder
-from engine.matching.inference import InferenceThread
+from engine.matching.inference import InferenceQueue
 
 TEXTS = [
     "spawn a subagent for research",
@@ -56,22 +59,31 @@ def test_concurrent_matches_equal_sequential_matches():
     assert together == alone  # names, confidences, candidates and scores
 
 
-def test_every_onnx_run_happens_on_the_inference_thread(monkeypatch):
+def test_no_two_onnx_runs_overlap_when_callers_come_at_once(monkeypatch):
     encoder = default_encoder()
     encoder.load()
-    seen: list[str] = []
+    running, most = [0], [0]
+    count = threading.Lock()
 
     def watched(run):
         def wrapper(*args):
-            seen.append(threading.current_thread().name)
-            return run(*args)
+            with count:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            try:
+                threading.Event().wait(0.005)  # long enough for an unqueued caller to overlap
+                return run(*args)
+            finally:
+                with count:
+                    running[0] -= 1
 
         return wrapper
 
     for session in list(encoder._sessions.values()):
         monkeypatch.setattr(session, "run", watched(session.run))
+    monkeypatch.setattr(inference.INFERENCE, "contended", lambda: False)  # keep the watched session
     at_once(lambda text: encoder.encode([text]), TEXTS)
-    assert seen and set(seen) == {inference.INFERENCE.name}
+    assert most[0] == 1
 
 
 def test_one_and_two_thread_runs_give_the_same_vectors(monkeypatch):
@@ -86,7 +98,7 @@ def test_one_and_two_thread_runs_give_the_same_vectors(monkeypatch):
 
 def test_queued_calls_wait_their_turn_and_each_caller_gets_its_own_result(monkeypatch):
     monkeypatch.setattr(inference.os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # an idle machine
-    worker = InferenceThread("test-inference")
+    worker = InferenceQueue()
     inside = threading.Event()
     release = threading.Event()
     order: list[str] = []
@@ -110,7 +122,7 @@ def test_queued_calls_wait_their_turn_and_each_caller_gets_its_own_result(monkey
     waiter = threading.Thread(target=lambda: results.update(b=worker.run(second)))
     waiter.start()
     for _ in range(1000):
-        if not worker._queue.empty():
+        if worker.waiting():
             break
         threading.Event().wait(0.01)
     assert worker.contended() is True
@@ -122,7 +134,7 @@ def test_queued_calls_wait_their_turn_and_each_caller_gets_its_own_result(monkey
 
 
 def test_an_error_reaches_the_caller_and_the_thread_keeps_serving():
-    worker = InferenceThread("test-inference")
+    worker = InferenceQueue()
 
     def broken() -> None:
         raise ValueError("bad input")
@@ -132,9 +144,11 @@ def test_an_error_reaches_the_caller_and_the_thread_keeps_serving():
     assert worker.run(lambda: 42) == 42
 
 
-def test_a_call_from_the_inference_thread_runs_at_once():
-    worker = InferenceThread("test-inference")
-    assert worker.run(lambda: worker.run(lambda: threading.current_thread().name)) == "test-inference"
+def test_a_call_made_inside_a_running_call_runs_at_once_in_the_same_thread():
+    worker = InferenceQueue()
+    here = threading.current_thread().name
+    assert worker.run(lambda: worker.run(lambda: threading.current_thread().name)) == here
+    assert worker.run(lambda: 7) == 7  # and the turn was given back
 
 
 def test_blas_uses_one_thread_while_the_inference_thread_works_and_gets_its_threads_back():
@@ -145,7 +159,7 @@ def test_blas_uses_one_thread_while_the_inference_thread_works_and_gets_its_thre
         lib.set_num_threads(3)  # more than one, on any machine
     OpenBLASController.clear_controlling_thread(force=True)  # the main thread must not keep control
     try:
-        worker = InferenceThread("test-inference")
+        worker = InferenceQueue()
         during = worker.run(lambda: [lib.get_num_threads() for lib in blas])
         after = [lib.get_num_threads() for lib in blas]
     finally:
@@ -157,10 +171,37 @@ def test_blas_uses_one_thread_while_the_inference_thread_works_and_gets_its_thre
 
 
 def test_a_loaded_machine_counts_as_busy(monkeypatch):
-    worker = InferenceThread("test-inference")
+    worker = InferenceQueue()
     monkeypatch.setattr(inference.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(inference.os, "getloadavg", lambda: (3.5, 0.0, 0.0))
     assert worker.contended() is True
-    worker = InferenceThread("test-inference")
+    worker = InferenceQueue()
     monkeypatch.setattr(inference.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
     assert worker.contended() is False
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_gets_its_own_turn_even_if_a_parent_thread_held_it():
+    worker = InferenceQueue()
+    inside, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=lambda: worker.run(lambda: (inside.set(), release.wait(10))))
+    holder.start()
+    assert inside.wait(10)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: the holding thread does not exist here
+            os._exit(0 if worker.run(lambda: 5) == 5 else 1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.01)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child waited for a turn held by a thread it does not have")
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        release.set()
+        holder.join(10)
