@@ -124,6 +124,9 @@ def strip_agents(query: str, catalog: Catalog | None = None) -> str:
     """
     untagged = _TRACKER_TAGS.sub("", query, count=1)
     stripped = " ".join(_agent_pattern(catalog or get_catalog()).sub(" ", untagged).split())
+    # A tag can follow the agent's name ("Copilot CLI bug: ..."): drop it once the name is gone, so
+    # that stripping twice changes nothing.
+    stripped = _TRACKER_TAGS.sub("", stripped, count=1)
     return stripped if content_tokens(stripped) else query
 
 

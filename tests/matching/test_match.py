@@ -304,3 +304,13 @@ def test_tracker_tags_and_agent_names_are_dropped_before_matching():
     assert strip_agents("Feature request: Claude Code notifications") == "notifications"
     assert strip_agents("bug in hooks") == "bug in hooks"  # a word, not a tag
     assert strip_agents("[BUG]") == "[BUG]"  # nothing would be left: the text stays
+
+
+def test_a_tag_after_the_agents_name_is_dropped_too_so_stripping_twice_changes_nothing():
+    from engine.catalog.lookup import strip_agents
+
+    assert strip_agents("Copilot CLI bug: runaway MCP server spawning") == "runaway MCP server spawning"
+    assert strip_agents("Gemini CLI [Feature Request] /memory add") == "/memory add"
+    for text in ("Copilot CLI bug: runaway MCP server spawning", "Claude Code Feature request: voice input"):
+        once = strip_agents(text)
+        assert strip_agents(once) == once
