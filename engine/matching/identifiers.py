@@ -95,11 +95,11 @@ class IdentifierTable:
         keys = [key for key in identifiers_in(text) if key in self.owners]
         if self.bare:
             for word in _WORDS.findall(text[:MAX_TEXT_CHARS]):
+                if len(keys) >= MAX_PER_TEXT:
+                    break
                 key = word.lower()
                 if key in self.bare and key not in known_words and key not in keys:
                     keys.append(key)
-                    if len(keys) >= MAX_PER_TEXT:
-                        break
         return [(key, self.owners[key]) for key in keys]
 
     def scores(self, text: str, n: int, known_words: Set[str] = frozenset()) -> np.ndarray:

@@ -57,3 +57,9 @@ def test_a_retyped_tool_name_counts_but_a_plain_word_that_is_also_a_key_does_not
     assert np.allclose(table.scores("webfetch hangs", 2, {"memory"}), [1.0, 0.0])
     # "memory" is a key of the second record, but the encoder knows it as a word.
     assert np.allclose(table.scores("my memory is full", 2, {"memory"}), [0.0, 0.0])
+
+
+def test_retyped_words_never_take_a_text_past_the_per_text_bound():
+    shaped = [f"--flag-{i}" for i in range(MAX_PER_TEXT)]
+    table = IdentifierTable([[*shaped, "webfetch"]])
+    assert len(table.hits(" ".join([*shaped, "webfetch"]))) == MAX_PER_TEXT
