@@ -181,7 +181,7 @@ class Index:
         # A store of random or foreign vectors is dropped before any of its rows is used, whether
         # it covers every text or only some (a stale store reuses the rows it still has).
         if self._store is not None:
-            self._store_agrees(encoder)
+            self._drop_store_unless_it_agrees(encoder)
         # Compare what was embedded with what is needed, not the file's own hash claim.
         if self._store is not None and self._store.entries == self.entries:
             matrix = self._store.matrix
@@ -210,8 +210,8 @@ class Index:
         kinds = np.array([e.kind for e in self.entries])
         return Embedded(matrix=matrix, owners=owners, kinds=kinds, wordpieces=set(encoder.vocabulary()))
 
-    def _store_agrees(self, encoder: Encoder, samples: int = 3) -> bool:
-        """Re-embed a few stored texts: a store of random or foreign vectors is not used.
+    def _drop_store_unless_it_agrees(self, encoder: Encoder, samples: int = 3) -> None:
+        """Re-embed a few stored texts: a store of random or foreign vectors is dropped, not used.
 
         Costs a few milliseconds once; a wrong store would otherwise give
         confident wrong answers for the life of the process.
@@ -227,8 +227,6 @@ class Index:
                 agreement,
             )
             self._store = None
-            return False
-        return True
 
     def warm(self) -> bool:
         """Load the encoder and vectors now; True when semantic matching is available."""
