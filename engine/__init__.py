@@ -10,6 +10,10 @@
 import sys as _sys
 from importlib import metadata as _metadata
 
+from .common.privacy import disable_telemetry as _disable_telemetry
+
+_disable_telemetry()  # before anything below can import onnxruntime
+
 from . import gaps
 from .catalog import (
     Agent,

@@ -8,7 +8,7 @@
 A block is the text between ``<!-- figures:NAME -->`` and ``<!-- /figures:NAME -->``.
 Its content is rendered from the saved JSON of the command that measured it
 (``docs/figures/*.json``) or from the catalog itself, never typed by hand, so a
-figure cannot change without the command that made it. ``tests/build/test_figures.py``
+figure cannot change without the command that made it. ``tests/prepare/test_figures.py``
 runs ``--check`` and re-measures one held-out set to catch a stale JSON.
 """
 

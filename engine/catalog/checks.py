@@ -1,7 +1,7 @@
 """Catalog truth checks that the schema cannot express: URLs, freshness and status consistency.
 
 Used by the tests (so a moved page or a stale maturity fails CI) and by
-``build_scripts/build/check_catalog.py`` (a report for maintainers). Every function
+``build_scripts/prepare/check_catalog.py`` (a report for maintainers). Every function
 takes plain parsed JSON and returns a list of problems as sentences.
 """
 

@@ -8,7 +8,7 @@ through the ``mcp`` SDK; this module only turns its errors into sentences.
 Validating the shipped files costs about half a second, most of a cold start.
 So ``validated.json`` beside the data lists the sha256 of every (schema, file)
 pair that passed in full when it was written (``python
-build_scripts/build/record_validated.py``). A file whose bytes and schema match
+build_scripts/prepare/record_validated.py``). A file whose bytes and schema match
 a listed digest has passed before and is not checked again; any other file,
 edited, broken or new, is validated in full. The list only ever saves time: a
 stale or missing list makes loading slower, never laxer.

@@ -29,7 +29,7 @@ log = logging.getLogger("engine")
 GROUP_THRESHOLD = 0.325
 """Average-link cosine at or above which two groups of phrasings are one need.
 
-Measured with ``build_scripts/build/calibrate_gap_grouping.py`` on the labelled
+Measured with ``build_scripts/prepare/calibrate_gap_grouping.py`` on the labelled
 phrasings in ``queries/gap-grouping/phrasings.json`` (shipped int8 MiniLM),
 sweeping 0.200-0.600 in steps of 0.025 and scoring pairs of phrasings:
 

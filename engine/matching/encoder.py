@@ -110,7 +110,7 @@ class Encoder:
             if not manifest_path.is_file():
                 raise EncoderUnavailableError(
                     f"encoder manifest not found at {manifest_path}; "
-                    "run build_scripts/build/export_encoder.py or reinstall the package"
+                    "run build_scripts/prepare/export_encoder.py or reinstall the package"
                 )
             try:
                 manifest = json.loads(manifest_path.read_text(encoding="utf-8"))

@@ -15,7 +15,7 @@ goes to the background lowers every record's log-probability, so a query
 such as "voice chat discord bot" is not pushed towards Voice Input.
 
 The head is fitted for one catalog (``ids``); an index over other records
-ignores it. ``build_scripts/build/fit_confidence.py`` fits it, before the confidence
+ignores it. ``build_scripts/prepare/fit_confidence.py`` fits it, before the confidence
 model, on data that the confidence model and the held-out sets never see.
 """
 

@@ -120,7 +120,7 @@ class Index:
         ``InvalidQueryError`` naming the record and the field.
 
         ``vectors`` is a ``VectorStore`` or the path of one written by
-        ``build_scripts/build/build_vectors.py``. A missing, unreadable or stale store
+        ``build_scripts/prepare/build_vectors.py``. A missing, unreadable or stale store
         is not an error: what it lacks is embedded on first use, with one warning.
         ``out_of_scope`` lists topics the records do not cover ("pricing and
         plans"); a query closer to one of them than to any record gets no match.
@@ -194,7 +194,7 @@ class Index:
                     log.warning(
                         "vector store is stale (%d of %d texts changed); embedding them with the ONNX "
                         "encoder. "
-                        "Rebuild it with: python build_scripts/build/build_vectors.py",
+                        "Rebuild it with: python build_scripts/prepare/build_vectors.py",
                         len(todo),
                         len(rows),
                     )
@@ -223,7 +223,7 @@ class Index:
         if agreement < 0.95:
             log.warning(
                 "vector store does not match the encoder (cosine %.2f on a spot check); re-embedding the "
-                "catalog. Rebuild it with: python build_scripts/build/build_vectors.py",
+                "catalog. Rebuild it with: python build_scripts/prepare/build_vectors.py",
                 agreement,
             )
             self._store = None
@@ -290,7 +290,7 @@ class Index:
                 log.warning(
                     "the confidence model's head was fitted for other records (%d of its %d ids are among "
                     "these %d records); matching without it, and confidences are not calibrated. "
-                    "Refit it with: python build_scripts/build/fit_confidence.py",
+                    "Refit it with: python build_scripts/prepare/fit_confidence.py",
                     shared,
                     len(rows),
                     len(self.records),

@@ -10,7 +10,7 @@ query pastes (commands, keys, flags; ``engine.matching.identifiers``) the winner
 records name) to that probability. The domain term is itself a linear probe
 on the query embedding, trained on in-domain questions against diverse
 out-of-domain text, including everyday uses of words such as "hooks" or
-"resume". ``build_scripts/build/fit_confidence.py`` fits both on data that was never
+"resume". ``build_scripts/prepare/fit_confidence.py`` fits both on data that was never
 used to tune the scores, and writes ``vectors/confidence-model.json``.
 """
 
@@ -205,7 +205,7 @@ def load_judge(path: Path) -> Judge | None:
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         log.warning(
             "confidence model %s is unusable (%s); confidences fall back to the score threshold and are "
-            "marked calibrated: false. Refit it with: python build_scripts/build/fit_confidence.py",
+            "marked calibrated: false. Refit it with: python build_scripts/prepare/fit_confidence.py",
             path,
             exc,
         )

@@ -1,7 +1,7 @@
 """Catalog truth as tested properties: URLs are real pages at the recorded snapshot, facts are consistent.
 
 The page lists in ``engine/data/docs/<agent>.json`` are built from the official
-docs repositories by ``build_scripts/build/build_docs_index.py``; a moved page, a
+docs repositories by ``build_scripts/prepare/build_docs_index.py``; a moved page, a
 tracking string or a beta label on a generally available product fails here.
 """
 
@@ -130,7 +130,7 @@ def test_check_catalog_script_reports_nothing_on_the_shipped_data():
     doc = agent_doc(AGENT_IDS[0])
     newest = max(s["verifiedDate"] for r in doc["capabilities"] for s in r["sources"])
     proc = subprocess.run(
-        [sys.executable, "build_scripts/build/check_catalog.py", "--today", newest],
+        [sys.executable, "build_scripts/prepare/check_catalog.py", "--today", newest],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -157,19 +157,19 @@ def test_the_alias_check_flags_a_term_the_catalog_gives_another_capability():
 
 @pytest.mark.parametrize("agent_id", AGENT_IDS)
 def test_every_source_records_the_revision_that_was_read(agent_id):
-    from build_scripts.build import provenance
+    from build_scripts.prepare import provenance
 
     assert provenance.without_revision(DATA / "agents" / f"{agent_id}.json") == []
 
 
 def test_every_lifecycle_fact_of_an_uncovered_agent_records_its_revision():
-    from build_scripts.build import provenance
+    from build_scripts.prepare import provenance
 
     assert provenance.without_revision(DATA / "uncovered.json") == []
 
 
 def test_a_source_without_a_revision_is_reported(tmp_path):
-    from build_scripts.build import provenance
+    from build_scripts.prepare import provenance
 
     doc = agent_doc(AGENT_IDS[0])
     doc["capabilities"][0]["sources"][0].pop("revision")

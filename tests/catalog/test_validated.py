@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from build_scripts.build import record_validated
+from build_scripts.prepare import record_validated
 from engine.catalog import schema
 from engine.catalog.model import DATA_DIR, load_catalog
 from engine.errors import CatalogError
@@ -30,7 +30,7 @@ def validations(monkeypatch) -> list[Path]:
 def test_the_shipped_list_is_current_so_a_start_skips_the_schema_check(validations):
     expected = record_validated.render(record_validated.digests(DATA_DIR))
     assert (DATA_DIR / schema.VALIDATED_FILE).read_text() == expected, (
-        "engine/data changed: run python build_scripts/build/record_validated.py"
+        "engine/data changed: run python build_scripts/prepare/record_validated.py"
     )
     validations.clear()
     load_catalog(DATA_DIR)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from build_scripts.build import calibrate_gap_grouping, seed_gaps_demo
+from build_scripts.prepare import calibrate_gap_grouping, seed_gaps_demo
 from engine import answers, gaps
 from engine.errors import GapLogError, InvalidQueryError, RateLimitError, UnknownAgentError
 from engine.gaps.log import SCHEMA_VERSION, GapLog

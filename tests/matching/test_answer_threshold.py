@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from build_scripts.build import fit_confidence
+from build_scripts.prepare import fit_confidence
 from engine.catalog.lookup import JUDGE_FILE
 from engine.common.paths import vectors_dir
 from engine.gaps.requests import MIN_CONFIDENCE

@@ -127,5 +127,5 @@ def test_the_shipped_head_covers_exactly_the_catalogs_capabilities():
     judge = judge_from_dict(json.loads((vectors_dir() / JUDGE_FILE).read_text()))
     assert judge.head is not None
     assert sorted(judge.head.ids) == sorted(cap.id for cap in get_catalog().capabilities), (
-        "refit with: python build_scripts/build/fit_confidence.py"
+        "refit with: python build_scripts/prepare/fit_confidence.py"
     )

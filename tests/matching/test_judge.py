@@ -9,7 +9,7 @@ import logging
 import numpy as np
 import pytest
 
-from build_scripts.build import fit_confidence
+from build_scripts.prepare import fit_confidence
 from engine import Index
 from engine.catalog.lookup import JUDGE_FILE
 from engine.common.paths import vectors_dir

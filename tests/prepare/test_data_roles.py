@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from build_scripts import querysets
-from build_scripts.build import fit_confidence
 from build_scripts.measure import evaluate
+from build_scripts.prepare import fit_confidence
 from engine.catalog.lookup import strip_agents
 
 ROLES = {"own", "training", "calibration", "selection", "held-out"}

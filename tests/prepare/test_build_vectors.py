@@ -1,4 +1,4 @@
-"""build_scripts/build/build_vectors.py: a rebuild keeps the builder the store was built with."""
+"""build_scripts/prepare/build_vectors.py: a rebuild keeps the builder the store was built with."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from build_scripts.build import build_vectors
+from build_scripts.prepare import build_vectors
 from tests.conftest import ROOT
 
 STORE = ROOT / "vectors" / "capability-vectors.json"

@@ -1,6 +1,6 @@
 """Fit the learned head, the domain probe and the confidence model; write ``vectors/confidence-model.json``.
 
-    python build_scripts/build/fit_confidence.py
+    python build_scripts/prepare/fit_confidence.py
 
 Data (see each file's "about"):
 - the training sets (``TRAINING_SETS``: fourteen blind writers and our own set):
@@ -52,8 +52,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from build_scripts import querysets  # noqa: E402
-from build_scripts.build.encoding_cache import EncodingCache  # noqa: E402
-from build_scripts.build.progress import Progress  # noqa: E402
+from build_scripts.prepare.encoding_cache import EncodingCache  # noqa: E402
+from build_scripts.prepare.progress import Progress  # noqa: E402
 from engine.catalog.lookup import JUDGE_FILE, VECTOR_FILE, capability_records, names_only_agents, strip_agents  # noqa: E402
 from engine.catalog.model import get_catalog  # noqa: E402
 from engine.common.paths import vectors_dir  # noqa: E402

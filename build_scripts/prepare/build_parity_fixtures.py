@@ -8,7 +8,7 @@ the vectors under ``tests/fixtures/`` (test fixtures):
 - ``st_reference_vectors.json``: their vectors and the vectors of every query in
   ``queries/own/own.json``.
 
-    python build_scripts/build/build_parity_fixtures.py
+    python build_scripts/prepare/build_parity_fixtures.py
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 sys.path.insert(0, str(ROOT))
 
-from build_scripts.build.build_vectors import load_model  # noqa: E402
+from build_scripts.prepare.build_vectors import load_model  # noqa: E402
 from engine.matching.store import encode_vector  # noqa: E402
 
 LONG = (

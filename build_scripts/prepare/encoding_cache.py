@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from build_scripts.build.progress import Progress
+from build_scripts.prepare.progress import Progress
 
 
 class EncodingCache:

@@ -1,8 +1,8 @@
 r"""Which records to re-verify: every cited page that changed, moved or disappeared since it was read.
 
-    python build_scripts/build/drift.py --agent gemini-cli --git-dir ~/mirrors/gemini-cli.git
-    python build_scripts/build/drift.py --agent gemini-cli --dir ./newer-docs --old-dir ./older-docs
-    python build_scripts/build/drift.py --agent codex --pages ./pages.json   # {url: text file}
+    python build_scripts/prepare/drift.py --agent gemini-cli --git-dir ~/mirrors/gemini-cli.git
+    python build_scripts/prepare/drift.py --agent gemini-cli --dir ./newer-docs --old-dir ./older-docs
+    python build_scripts/prepare/drift.py --agent codex --pages ./pages.json   # {url: text file}
 
 Each source carries the revision it was verified at (``provenance.py``): a
 repository file's blob, or a page text's sha256. Given a newer snapshot, a
@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from build_scripts.build.build_docs_index import load_site  # noqa: E402
-from build_scripts.build.provenance import git_blob_sha, served_by  # noqa: E402
+from build_scripts.prepare.build_docs_index import load_site  # noqa: E402
+from build_scripts.prepare.provenance import git_blob_sha, served_by  # noqa: E402
 
 AGENTS = ROOT / "engine" / "data" / "agents"
 MAX_LINES = 12  # changed lines shown per source: enough to judge, small enough to read

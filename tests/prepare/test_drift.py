@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from build_scripts.build import drift
-from build_scripts.build.provenance import git_blob_sha
+from build_scripts.prepare import drift
+from build_scripts.prepare.provenance import git_blob_sha
 from tests.conftest import ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "drift"

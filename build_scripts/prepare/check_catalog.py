@@ -1,4 +1,4 @@
-"""Data-freshness and truth report for the catalog: ``python build_scripts/build/check_catalog.py``.
+"""Data-freshness and truth report for the catalog: ``python build_scripts/prepare/check_catalog.py``.
 
 Lists records whose sources were verified more than 90 days ago, URLs missing
 from the docs page index (``engine/data/docs/``), URLs with tracking strings,

@@ -1,11 +1,11 @@
 r"""Record the revision behind every source: the blob of a repository file, or the sha256 of a page's text.
 
-    python build_scripts/build/provenance.py                    # fill what is missing, every agent
-    python build_scripts/build/provenance.py --agent codex --mirrors /work/.mirror
-    python build_scripts/build/provenance.py --check            # list sources without a revision; exit 1
+    python build_scripts/prepare/provenance.py                    # fill what is missing, every agent
+    python build_scripts/prepare/provenance.py --agent codex --mirrors /work/.mirror
+    python build_scripts/prepare/provenance.py --check            # list sources without a revision; exit 1
 
 A source's ``revision`` says exactly what was read, so the drift report
-(``build_scripts/build/drift.py``) can tell later whether that page changed:
+(``build_scripts/prepare/drift.py``) can tell later whether that page changed:
 
 - ``{"repo", "commit", "path", "blob"}`` for a file of a git repository: the
   docs' own repository, a verbatim mirror, or the vendor's code repository;
@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from build_scripts.build.build_docs_index import load_site  # noqa: E402
+from build_scripts.prepare.build_docs_index import load_site  # noqa: E402
 
 AGENTS = ROOT / "engine" / "data" / "agents"
 UNCOVERED = ROOT / "engine" / "data" / "uncovered.json"

@@ -1,7 +1,7 @@
 """Seed a temporary gap log with a realistic mix of requests and misses, print the report, check it.
 
-    python build_scripts/build/seed_gaps_demo.py               # temporary database, removed afterwards
-    python build_scripts/build/seed_gaps_demo.py --db gaps.sqlite3 --json
+    python build_scripts/prepare/seed_gaps_demo.py               # temporary database, removed afterwards
+    python build_scripts/prepare/seed_gaps_demo.py --db gaps.sqlite3 --json
 
 About 200 events over three weeks: eight needs phrased several ways by
 several agents (three of them catalog capabilities that some agents lack),

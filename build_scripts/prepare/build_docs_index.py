@@ -4,15 +4,15 @@ The tests check every start URL, official source URL and ``docsUrl`` against
 this list, so a moved page fails a test instead of reaching a user. The list
 holds URLs only, never page text.
 
-Each site has a small module in ``build_scripts/build/docs_sites/<agent-id>.py``
+Each site has a small module in ``build_scripts/prepare/docs_sites/<agent-id>.py``
 with ``SITE`` (base URL), ``REPO`` (owner/name) and
 ``pages(list_files, read) -> list[str]``, which turns the repository's file
 paths (and, where the site has one, its table of contents) into full URLs.
 
 The docs repositories are read from a local copy, never from the network:
 
-    python build_scripts/build/build_docs_index.py --agent gemini-cli --git-dir /path/to/gemini-cli.git
-    python build_scripts/build/build_docs_index.py --agent vscode-copilot --dir ./vscode-docs \\
+    python build_scripts/prepare/build_docs_index.py --agent gemini-cli --git-dir /path/to/gemini-cli.git
+    python build_scripts/prepare/build_docs_index.py --agent vscode-copilot --dir ./vscode-docs \\
         --commit <sha> --date 2026-11-26
 
 ``--git-dir`` reads the tree at ``--rev`` (default HEAD) and records its commit

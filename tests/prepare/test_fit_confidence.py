@@ -10,9 +10,9 @@ import sys
 
 import numpy as np
 
-from build_scripts.build import fit_confidence
-from build_scripts.build.encoding_cache import EncodingCache
-from build_scripts.build.progress import Progress
+from build_scripts.prepare import fit_confidence
+from build_scripts.prepare.encoding_cache import EncodingCache
+from build_scripts.prepare.progress import Progress
 from engine import Index
 from tests.conftest import ROOT, FakeEncoder
 from tests.matching.test_pipeline import RECORDS
@@ -91,7 +91,7 @@ def test_a_small_fit_writes_the_same_file_under_another_blas_and_another_hash_se
     # A refit on unchanged data must not leave a diff. Another BLAS kernel or thread count sums in
     # another order (the committed model once differed from a refit in 16 numbers, by up to 6e-14),
     # and a set of strings iterates in an order that follows the process's hash seed.
-    script = "from tests.build.test_fit_confidence import small_fit; print(small_fit())"
+    script = "from tests.prepare.test_fit_confidence import small_fit; print(small_fit())"
     settings = (
         {"PYTHONHASHSEED": "1", "OPENBLAS_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "Haswell"},
         {"PYTHONHASHSEED": "2", "OPENBLAS_NUM_THREADS": "2"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from build_scripts.build import add_real_text
+from build_scripts.prepare import add_real_text
 
 
 def test_a_harvest_is_split_by_thread_and_a_used_thread_or_text_is_skipped(tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """Measure the cosine threshold that groups phrasings of one need in the gap report.
 
-    python build_scripts/build/calibrate_gap_grouping.py          # sweep, pick, check on the holdout
-    python build_scripts/build/calibrate_gap_grouping.py --json   # the same figures as JSON
+    python build_scripts/prepare/calibrate_gap_grouping.py          # sweep, pick, check on the holdout
+    python build_scripts/prepare/calibrate_gap_grouping.py --json   # the same figures as JSON
 
 Labelled set: queries/gap-grouping/phrasings.json. The 'tune' pool is every
 phrasing of the tune needs plus each hard-negative phrasing as a need of its

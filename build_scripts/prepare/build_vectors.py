@@ -3,9 +3,9 @@
 Embeds exactly the texts the runtime index would embed (``engine.matching.scoring.record_entries``)
 and writes them with a content hash, so the runtime can tell a stale store.
 
-    python build_scripts/build/build_vectors.py   # the capability catalog, with the builder it was built with
-    python build_scripts/build/build_vectors.py --catalog tools.json --out tools-vectors.json
-    python build_scripts/build/build_vectors.py --with onnx   # the shipped ONNX encoder, runtime deps only
+    python build_scripts/prepare/build_vectors.py   # the capability catalog, with its recorded builder
+    python build_scripts/prepare/build_vectors.py --catalog tools.json --out tools-vectors.json
+    python build_scripts/prepare/build_vectors.py --with onnx   # the shipped ONNX encoder, runtime deps only
 
 The store records which builder wrote it (``builtWith``), and by default a
 rebuild uses that builder again, so rebuilding an unchanged catalog rewrites

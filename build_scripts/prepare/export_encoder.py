@@ -10,9 +10,9 @@ does them, so the quantised and fp32 variants share one runtime path.
 
 Usage::
 
-    python build_scripts/build/export_encoder.py                   # shipped: int8-attn
-    python build_scripts/build/export_encoder.py --variant fp32 --out /tmp/enc-fp32
-    python build_scripts/build/export_encoder.py --variant int8 --out /tmp/enc-int8
+    python build_scripts/prepare/export_encoder.py                   # shipped: int8-attn
+    python build_scripts/prepare/export_encoder.py --variant fp32 --out /tmp/enc-fp32
+    python build_scripts/prepare/export_encoder.py --variant int8 --out /tmp/enc-int8
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def digests(data_dir: Path) -> list[str]:
 def render(found: list[str]) -> str:
     doc = {
         "about": "sha256 of (schema bytes, NUL, data file bytes) for files that passed JSON Schema "
-        "validation in full; written by build_scripts/build/record_validated.py",
+        "validation in full; written by build_scripts/prepare/record_validated.py",
         "sha256": found,
     }
     return json.dumps(doc, indent=1) + "\n"
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     text = render(found)
     current = target.is_file() and target.read_text(encoding="utf-8") == text
     if args.check:
-        print(f"{target}: {'current' if current else 'stale; run build_scripts/build/record_validated.py'}")
+        print(f"{target}: {'current' if current else 'stale; run build_scripts/prepare/record_validated.py'}")
         return 0 if current else 1
     if not current:
         target.write_text(text, encoding="utf-8")
