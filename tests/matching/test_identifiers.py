@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import Index
+from engine.matching import identifiers
 from engine.matching.identifiers import MAX_PER_TEXT, IdentifierTable, identifiers_in
 
 
@@ -63,3 +66,9 @@ def test_retyped_words_never_take_a_text_past_the_per_text_bound():
     shaped = [f"--flag-{i}" for i in range(MAX_PER_TEXT)]
     table = IdentifierTable([[*shaped, "webfetch"]])
     assert len(table.hits(" ".join([*shaped, "webfetch"]))) == MAX_PER_TEXT
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZq_/.-@#~`:*é \t\n0A")), max_size=60))
+def test_searching_token_by_token_finds_the_spans_the_whole_text_search_finds(text):
+    assert identifiers.shaped_spans(text) == [m.group(0) for m in identifiers._SHAPES.finditer(text)]
