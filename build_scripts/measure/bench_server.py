@@ -2,8 +2,9 @@
 
     python build_scripts/measure/bench_server.py [--runs 7]
 
-Speaks raw JSON-RPC over the child's pipes (no client library in the timing). Our first call uses a capability
-phrased in words, so the timing includes loading the catalog, the ONNX encoder and the vectors (the worst case).
+Speaks raw JSON-RPC over the child's pipes (no client library in the timing). Our first call uses a
+capability phrased in words, so the timing includes loading the catalog, the ONNX encoder and the vectors
+(the worst case).
 The floor is ``floor_server.py``, a one-tool server on the same ``mcp`` SDK, spawned by the same interpreter;
 runs alternate between the two so both see the same load. It prints the medians, the ratio (the figure to
 publish: issue 28's target is <= 1.3x) and the load average before and after, since absolute times on a shared
@@ -108,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
 
     out = sys.stdout.write
     out(
-        f"stdio start-up, median of {args.runs} alternating runs; 1-min load {load_before:.1f} -> {load_after:.1f}\n"
+        f"stdio start-up, median of {args.runs} alternating runs; "
+        f"1-min load {load_before:.1f} -> {load_after:.1f}\n"
     )
     out(f"{'':34}{'ours':>8}{'SDK floor':>11}{'ratio':>8}\n")
     for label, i in (("spawn -> initialize answered", 0), ("spawn -> first tools/call answered", 1)):
