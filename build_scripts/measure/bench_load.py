@@ -146,6 +146,17 @@ def summary(stats: list[dict]) -> dict:
     }
 
 
+def starvation(s: dict, clients: int) -> float:
+    """p99 over the mean latency that ``clients`` back-to-back clients must see at this throughput.
+
+    By Little's law, N clients that always have one call open wait N / throughput seconds per call
+    on average, however fast the server is; a p99 far above that means some calls wait while
+    others go by (issue 28's target: at most 2.5 at 32 clients).
+    """
+    fair_ms = clients / s["rps"] * 1000
+    return s["p99"] / fair_ms
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[8], help="one or more client counts")
@@ -159,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         parser.error("use 1-64 clients, 1-900 seconds and 1-10 rounds")
 
+    load_at_start = os.getloadavg()[0]
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_NO_LOG": "1"}
     server = subprocess.Popen(
@@ -200,12 +212,14 @@ def main(argv: list[str] | None = None) -> int:
         server.wait(timeout=15)
 
     out = sys.stdout.write
+    out(f"load average at the start: {load_at_start:.1f}\n")
     errors = False
     for clients, stats in phases.items():
         s = summary(stats)
         errors = errors or bool(s["errors"])
         out(f"clients {clients}, {s['elapsed']:.1f} s, {s['calls']} calls answered ({s['rps']:.0f} req/s)\n")
         out(f"latency ms: p50 {s['p50']:.1f}, p95 {s['p95']:.1f}, p99 {s['p99']:.1f}, max {s['max']:.1f}\n")
+        out(f"starvation: p99 {starvation(s, clients):.2f}x clients / throughput (target <= 2.5)\n")
         out(f"CPU ms per call: server {s['serverCpu']:.1f}, these clients {s['clientCpu']:.1f}\n")
         out(
             f"errors: {len(s['errors'])} {sorted(set(s['errors']))}; "
