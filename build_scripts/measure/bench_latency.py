@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the figures here (for figures.py)")
     args = parser.parse_args(argv)
+    load_at_start = os.getloadavg()[0]
     # Fresh processes first: a child forked after torch loads inherits its peak RSS figure.
     inner, outer, rss = cold_start()
 
@@ -158,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
         out("sentence-transformers not installed: pip install -e '.[build]' for the comparison\n")
     out(f"cold start (import + first semantic answer): {inner:.3f}s in process, {outer:.3f}s whole process\n")
     out(f"peak RSS after first semantic answer: {rss:.0f} MB\n")
+    load = (load_at_start, os.getloadavg()[0])
+    out(f"1-min load average: {load[0]:.1f} at the start, {load[1]:.1f} at the end\n")
     if args.json:
         doc = {
+            "load": load,
             "rows": [
                 (label.strip(), *(1e3 * p for p in percentiles(samples))) for label, samples, _, _ in rows
             ],

@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     """Alternate the two servers, then print medians, the ratio and the load."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="runs of each server (default 7)")
+    parser.add_argument("--json", type=Path, help="also write the figures here (for figures.py)")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
     ours, floor = [], []
@@ -116,6 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     for label, i in (("spawn -> initialize answered", 0), ("spawn -> first tools/call answered", 1)):
         o, f = median(ours, i), median(floor, i)
         out(f"{label:34}{o:7.3f}s{f:10.3f}s{o / f:7.2f}x\n")
+    if args.json:
+        doc = {
+            "runs": args.runs,
+            "load": (load_before, load_after),
+            "initialize": {"ours": median(ours, 0), "floor": median(floor, 0)},
+            "firstCall": {"ours": median(ours, 1), "floor": median(floor, 1)},
+        }
+        args.json.write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 
 

@@ -51,3 +51,22 @@ def test_the_saved_evaluation_is_what_the_shipped_model_measures_today():
     then = saved["sets"][smallest.name][saved["shipped"]]
     for key in ("top1", "top3", "abstain", "falseAbst", "ece", "wrongAt95"):
         assert (math.isnan(now[key]) and math.isnan(then[key])) or abs(now[key] - then[key]) < 1e-9, key
+
+
+def test_the_speed_block_leads_with_ratios_and_states_the_load_of_its_absolute_times():
+    latency = {
+        "load": [3.8, 4.1],
+        "rows": [["semantic (engine.match)", 5.8, 9.2]],
+        "facts": [
+            ["semantic p50 vs sentence-transformers encode + cosine", "6.1x faster"],
+            ["cold start", "1.00 s"],
+        ],
+    }
+    startup = {"load": [0.4, 0.6], "firstCall": {"ours": 0.9, "floor": 0.75}}
+    text = figures.speed(latency, startup)
+    lines = text.splitlines()
+    ratio_row = next(i for i, line in enumerate(lines) if "6.1x faster" in line)
+    absolute_row = next(i for i, line in enumerate(lines) if "5.80 ms" in line)
+    assert ratio_row < absolute_row
+    assert "1.20x" in text
+    assert "1-min load 3.8 → 4.1" in text and "1-min load 0.4 → 0.6" in text
