@@ -97,7 +97,7 @@ def build(agent_id: str, list_files, read, commit: str | None, date: str) -> dic
 
 
 def snapshot(site, commit: str | None, date: str) -> dict:
-    """The docs revision: a repository commit, or for a vendor site without one, the site and the reading date."""
+    """The docs revision: a repository commit, or for a vendor site without one, its site and reading date."""
     if site.REPO is None:
         return {"site": site.SNAPSHOT_SITE, "date": date}
     return {"repo": site.REPO, "commit": commit, "date": date}
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         vendor_site = load_site(args.agent).REPO is None
         if not args.date or not (args.commit or vendor_site):
-            parser.error("--dir needs --date, and --commit unless the site has no repository, to record the snapshot")
+            parser.error("--dir needs --date, and --commit unless the site has no repository")
         list_files, read = dir_reader(args.dir)
         commit, date = args.commit, args.date
     doc = build(args.agent, list_files, read, commit, date)
