@@ -8,16 +8,21 @@ Each site has a small module in ``build_scripts/prepare/docs_sites/<agent-id>.py
 with ``SITE`` (base URL), ``REPO`` (owner/name) and
 ``pages(list_files, read) -> list[str]``, which turns the repository's file
 paths (and, where the site has one, its table of contents) into full URLs.
+A vendor site with no docs repository (``REPO = None``) names the docs it
+covers in ``SNAPSHOT_SITE`` instead; its snapshot is that site and the date
+its stored pages were read, matching the agent's ``docsSnapshot``.
 
 The docs repositories are read from a local copy, never from the network:
 
     python build_scripts/prepare/build_docs_index.py --agent gemini-cli --git-dir /path/to/gemini-cli.git
     python build_scripts/prepare/build_docs_index.py --agent vscode-copilot --dir ./vscode-docs \\
         --commit <sha> --date 2026-11-26
+    python build_scripts/prepare/build_docs_index.py --agent kiro-cli --dir ./saved-pages --date 2026-11-28
 
 ``--git-dir`` reads the tree at ``--rev`` (default HEAD) and records its commit
 and date; ``--dir`` reads a plain folder (a partial checkout or the files a
-maintainer saved) and needs ``--commit`` and ``--date``.
+maintainer saved) and needs ``--commit`` and ``--date`` (only ``--date`` for a
+vendor site, which has no commit).
 """
 
 from __future__ import annotations
@@ -79,7 +84,7 @@ def dir_reader(root: Path) -> tuple[Callable[[], list[str]], Callable[[str], str
     return list_files, read
 
 
-def build(agent_id: str, list_files, read, commit: str, date: str) -> dict:
+def build(agent_id: str, list_files, read, commit: str | None, date: str) -> dict:
     """The index document for one agent."""
     site = load_site(agent_id)
     pages = sorted(set(site.pages(list_files, read)))
@@ -88,11 +93,14 @@ def build(agent_id: str, list_files, read, commit: str, date: str) -> dict:
     outside = [p for p in pages if not p.startswith(site.SITE)]
     if outside:
         raise SystemExit(f"{agent_id}: pages outside {site.SITE}: {outside[:3]}")
-    return {
-        "site": site.SITE,
-        "snapshot": {"repo": site.REPO, "commit": commit, "date": date},
-        "pages": pages,
-    }
+    return {"site": site.SITE, "snapshot": snapshot(site, commit, date), "pages": pages}
+
+
+def snapshot(site, commit: str | None, date: str) -> dict:
+    """The docs revision: a repository commit, or for a vendor site without one, its site and reading date."""
+    if site.REPO is None:
+        return {"site": site.SNAPSHOT_SITE, "date": date}
+    return {"repo": site.REPO, "commit": commit, "date": date}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,18 +118,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.git_dir:
         list_files, read, commit, date = git_reader(args.git_dir, args.rev)
     else:
-        if not (args.commit and args.date):
-            parser.error("--dir needs --commit and --date to record the snapshot")
+        vendor_site = load_site(args.agent).REPO is None
+        if not args.date or not (args.commit or vendor_site):
+            parser.error("--dir needs --date, and --commit unless the site has no repository")
         list_files, read = dir_reader(args.dir)
         commit, date = args.commit, args.date
     doc = build(args.agent, list_files, read, commit, date)
     out = args.out or OUT / f"{args.agent}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(
-        f"{out}: {len(doc['pages'])} pages at {doc['snapshot']['repo']}@{commit[:7]} ({date})",
-        file=sys.stderr,
-    )
+    where = doc["snapshot"].get("repo", doc["snapshot"].get("site"))
+    at = f"@{commit[:7]}" if commit else ""
+    print(f"{out}: {len(doc['pages'])} pages at {where}{at} ({date})", file=sys.stderr)
     return 0
 
 
