@@ -1,4 +1,4 @@
-"""The shapes of the four catalog tools' answers, published as each tool's ``outputSchema``.
+"""The shapes of the catalog tools' answers, published as each tool's ``outputSchema``.
 
 ``engine/catalog/answers.py`` builds the answers; these types only describe
 them for clients that read ``structuredContent``. They name the top-level keys
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Required
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
 
 
@@ -101,3 +101,24 @@ class SourcesAnswer(TypedDict, total=False):
     sources: list[Record] | dict[str, list[Record]]
     nearest: list[Record]
     note: str
+
+
+# "from" is a Python keyword, so this one is declared the functional way.
+MigrateAnswer = with_config(_CONFIG)(
+    TypedDict(
+        "MigrateAnswer",
+        {
+            "from": Required[str | Record],
+            "to": Required[str],
+            "category": str,
+            "capabilities": Required[dict[str, list[Record]]],
+            "configFiles": list[Record],
+            "docsSnapshot": Required[dict[str, str]],
+            "note": str,
+        },
+        total=False,
+    )
+)
+MigrateAnswer.__doc__ = (
+    "migrate_between_agents: per category, the new agent's row for each capability the old one has."
+)
