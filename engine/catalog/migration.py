@@ -18,7 +18,7 @@ from .uncovered import AgentNotCoveredError, UncoveredAgent, find_uncovered
 TOOL = "migrate_between_agents"
 
 
-def migrate(from_agent: str, to_agent: str, category: str | None = None) -> dict:
+def migrate(from_agent: str, to_agent: str, category: str | None = None, *, surface: str = "mcp") -> dict:
     """Every capability ``from_agent`` has, as ``to_agent`` provides it, and the config files to carry over.
 
     A whole pair has to fit a model's context (about 2,000 tokens), so without ``category`` each
@@ -26,7 +26,8 @@ def migrate(from_agent: str, to_agent: str, category: str | None = None) -> dict
     each file pair only the two paths; asking for one category adds the setup and start page per
     row and the cited page for each file. An old agent the catalog does not cover gets what an
     official source says happened to it and what ``to_agent`` offers instead of an error, since
-    people leaving a discontinued agent are the ones most likely to ask.
+    people leaving a discontinued agent are the ones most likely to ask. ``surface`` ("mcp" or
+    "cli") picks how the notes phrase the next call.
     """
     catalog = get_catalog()
     source = _resolve(from_agent, "from_agent", catalog)
@@ -35,7 +36,7 @@ def migrate(from_agent: str, to_agent: str, category: str | None = None) -> dict
         raise _naming(AgentNotCoveredError(target.display_name, catalog.agent_ids, target), "to_agent")
     cat = catalog.category(validate_query(category, field="category")) if category is not None else None
     if isinstance(source, UncoveredAgent):
-        return _from_uncovered(source, target, catalog, cat)
+        return _from_uncovered(source, target, catalog, cat, surface)
     if source.id == target.id:
         others = ", ".join(a for a in catalog.agent_ids if a != source.id)
         raise InvalidQueryError(
@@ -52,10 +53,21 @@ def migrate(from_agent: str, to_agent: str, category: str | None = None) -> dict
     if not detail:
         answer["note"] = (
             f"One row per capability {source.id} has, as {target.id}'s record gives it; available: false "
-            f"marks what {target.id} lacks. Setup, start pages and each config file's source: call "
-            f"{TOOL} again with category (a key of capabilities)."
+            f"marks what {target.id} lacks. Setup, start pages and each config file's source: "
+            f"{next_call(surface, source.id, target.id, by_category=True)}."
         )
     return answer
+
+
+def next_call(surface: str, from_id: str, to_id: str, *, by_category: bool = False) -> str:
+    """The call that asks for more, phrased for the surface the caller is on."""
+    if surface == "cli":
+        return f"run `agent-capabilities migrate {from_id} {to_id}" + (
+            " --category CATEGORY` (a category above)" if by_category else "`"
+        )
+    if by_category:
+        return f"call {TOOL} again with category (a key of capabilities)"
+    return f"call {TOOL} with from_agent '{from_id}'"
 
 
 def _resolve(text: object, field: str, catalog: Catalog) -> Agent | UncoveredAgent:
@@ -152,7 +164,9 @@ def file_source(record: dict) -> str | None:
     return urls[0] if urls else None
 
 
-def _from_uncovered(uncovered: UncoveredAgent, target: Agent, catalog: Catalog, category: str | None) -> dict:
+def _from_uncovered(
+    uncovered: UncoveredAgent, target: Agent, catalog: Catalog, category: str | None, surface: str
+) -> dict:
     """An old agent the catalog does not cover: what became of it, and what the new agent offers.
 
     Nothing is said about the old agent's capabilities, since no record holds them. When its
@@ -173,11 +187,15 @@ def _from_uncovered(uncovered: UncoveredAgent, target: Agent, catalog: Catalog, 
         note.append(f"The catalog records {target.id} as its successor.")
     elif successor is not None:
         note.append(
-            f"Its successor {uncovered.successor} is covered: call {TOOL} with from_agent "
-            f"'{successor}' for a row per capability."
+            f"Its successor {uncovered.successor} is covered: for a row per capability, "
+            f"{next_call(surface, successor, target.id)}."
+        )
+    if category is None:
+        note.append(
+            f"Setup and start pages: {next_call(surface, uncovered.id, target.id, by_category=True)}."
         )
     answer["note"] = " ".join(note)
     return answer
 
 
-__all__ = ["config_files", "file_source", "migrate", "to_row"]
+__all__ = ["config_files", "file_source", "migrate", "next_call", "to_row"]
