@@ -6,7 +6,7 @@ and their types and stop there. Measured with build_scripts/measure/bench_tokens
 ``tools/list`` was 917 tokens without output schemas, 4,078 with every nested
 record, source and note described, and 1,350 with these: a cost every client
 pays each session, while the tool descriptions already say what a record holds.
-With ``migrate_between_agents`` added (2026-11-28) it is 1,793, of which that tool is 388.
+With ``migrate_between_agents`` added (2026-11-28) it is 1,771, of which that tool is 366.
 
 TypedDicts with optional keys say exactly what the engine does: a key that
 depends on the kind of answer (a close call, no match) is absent, not null.
