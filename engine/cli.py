@@ -1,6 +1,7 @@
 """Command line: the MCP server's answers for a person (``--json`` for scripts).
 
-``agent-capabilities match|lookup|compare|list|sources|gaps|export``; ``python -m engine`` does the same.
+``agent-capabilities match|lookup|compare|list|sources|migrate|gaps|export``; ``python -m engine`` does
+the same.
 A thin layer over ``engine.answers``: this module reads what each command asks
 about and formats the answer dicts as short text; ``cli_args`` holds the
 argument parser. Errors are one line on stderr, exit 2.
@@ -133,6 +134,41 @@ def format_sources(answer: dict) -> list[str]:
             for s in rows
         ]
     return [f"{s['url']} — {s['description']} (verified {s['verifiedDate']})" for s in sources]
+
+
+def format_migrate(answer: dict) -> list[str]:
+    """Rows by category; a capability the new agent lacks shows its alternative, then the file pairs.
+
+    An old agent the catalog does not cover comes first with what its sources say became of it.
+    """
+    source, new = answer["from"], answer["to"]
+    snapshots = ", ".join(f"{agent} {date}" for agent, date in answer["docsSnapshot"].items())
+    if isinstance(source, str):
+        lines = [f"{source} -> {new} (docs snapshots: {snapshots})"]
+    else:
+        lines = [f"{source['displayName']} ({source['status']}) -> {new} (docs snapshot: {snapshots})"]
+        lines += [f"  {f['date'] or 'undated'}: {f['fact']} ({f['url']})" for f in source["facts"]]
+    for category, rows in answer["capabilities"].items():
+        lines.append(f"{category}:")
+        for row in rows:
+            if row.get("available") is False:
+                lines.append(
+                    f"  {row['name']}: not in {new}. Alternative: {row.get('alternative', 'none recorded')}"
+                )
+                continue
+            term = f" (as {row['term']})" if row.get("term") else ""
+            setup = (
+                f" — setup: {row['setup'].rstrip('.')}. Read: {row['startUrl']}" if row.get("setup") else ""
+            )
+            lines.append(f"  {row['name']}{term}{setup}")
+    if answer.get("configFiles"):
+        lines.append("config files to carry over:")
+    for row in answer.get("configFiles", []):
+        cited = f" ({row['fromSource']} -> {row['toSource']})" if row.get("toSource") else ""
+        lines.append(f"  {row['capability']}: {row['from']} -> {row['to']}{cited}")
+    if answer.get("note"):
+        lines.append(answer["note"])
+    return lines
 
 
 # -- what a command asks about ------------------------------------------------------------------
@@ -268,6 +304,9 @@ def _run(args) -> int:
         answer, fmt = answers.lookup(args.agent, " ".join(args.capability), surface="cli"), format_lookup
     elif args.command == "compare":
         answer, fmt = answers.compare(" ".join(args.capability), args.agents, surface="cli"), format_compare
+    elif args.command == "migrate":
+        answer = answers.migrate(args.from_agent, args.to_agent, args.category, surface="cli")
+        fmt = format_migrate
     elif args.command == "list":
         agent, category = list_scope(args.target, args.agent, args.category)
         answer, fmt = answers.list_capabilities(agent, category), format_list

@@ -16,7 +16,7 @@ from typing import NoReturn
 from .common.text import closest, edit_distance
 
 PROG = "agent-capabilities"
-COMMANDS = ("match", "lookup", "compare", "list", "sources", "gaps", "export")
+COMMANDS = ("match", "lookup", "compare", "list", "sources", "migrate", "gaps", "export")
 
 ENVIRONMENT = """\
 environment:
@@ -170,7 +170,7 @@ AGENTS_LINE = (
 
 
 def build_parser(version: str) -> Parser:
-    """The ``agent-capabilities`` parser: seven subcommands, each with its own help."""
+    """The ``agent-capabilities`` parser: eight subcommands, each with its own help."""
     parser = Parser(
         prog=PROG,
         description="What can coding agents do, how do you set it up, and where is it documented?",
@@ -180,6 +180,7 @@ def build_parser(version: str) -> Parser:
             f"  {PROG} compare voice input --agent gemini --agent claude\n"
             f"  {PROG} list claude\n"
             f"  {PROG} sources gemini checkpoints\n"
+            f"  {PROG} migrate claude codex\n"
             f"  {PROG} gaps --since 30\n\n"
             f"{AGENTS_LINE}\n\n{ENVIRONMENT}\n\n"
             "The MCP server: agent-capabilities mcp [options], the same as agent-capabilities-mcp "
@@ -254,6 +255,20 @@ def build_parser(version: str) -> Parser:
         "words", nargs="*", metavar="WORDS", help="an agent, a capability, or an agent then a capability"
     )
     p.add_argument("--agent", metavar="AGENT", help="the agent, when the words should all be the capability")
+
+    p = _command(
+        commands,
+        "migrate",
+        "moving from one agent to another: each capability as the new agent has it",
+        "For each capability the old agent has: the new agent's term, or its alternative where it lacks\n"
+        "it, and the config files to carry over. --category adds setup, start pages and each file's source.\n"
+        "An old agent the catalog does not cover gets what became of it and what the new one offers.",
+        f"examples:\n  {PROG} migrate claude codex\n  {PROG} migrate cursor cline --category customization\n"
+        f'  {PROG} migrate "Roo Code" cline\n\n{AGENTS_LINE}\ncategories: {{categories}}',
+    )
+    p.add_argument("from_agent", metavar="FROM", help="the agent you move from (quote a name with spaces)")
+    p.add_argument("to_agent", metavar="TO", help="the agent you move to")
+    p.add_argument("--category", metavar="CATEGORY", help="only this category, with setup details")
 
     p = _command(
         commands,

@@ -1,11 +1,12 @@
-"""The shapes of the four catalog tools' answers, published as each tool's ``outputSchema``.
+"""The shapes of the catalog tools' answers, published as each tool's ``outputSchema``.
 
 ``engine/catalog/answers.py`` builds the answers; these types only describe
 them for clients that read ``structuredContent``. They name the top-level keys
 and their types and stop there. Measured with build_scripts/measure/bench_tokens.py,
 ``tools/list`` was 917 tokens without output schemas, 4,078 with every nested
-record, source and note described, and is 1,350 with these: a cost every client
+record, source and note described, and 1,350 with these: a cost every client
 pays each session, while the tool descriptions already say what a record holds.
+With ``migrate_between_agents`` added (2026-11-28) it is 1,771, of which that tool is 366.
 
 TypedDicts with optional keys say exactly what the engine does: a key that
 depends on the kind of answer (a close call, no match) is absent, not null.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Required
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
 
 
@@ -101,3 +102,24 @@ class SourcesAnswer(TypedDict, total=False):
     sources: list[Record] | dict[str, list[Record]]
     nearest: list[Record]
     note: str
+
+
+# "from" is a Python keyword, so this one is declared the functional way.
+MigrateAnswer = with_config(_CONFIG)(
+    TypedDict(
+        "MigrateAnswer",
+        {
+            "from": Required[str | Record],
+            "to": Required[str],
+            "category": str,
+            "capabilities": Required[dict[str, list[Record]]],
+            "configFiles": list[Record],
+            "docsSnapshot": Required[dict[str, str]],
+            "note": str,
+        },
+        total=False,
+    )
+)
+MigrateAnswer.__doc__ = (
+    "migrate_between_agents: per category, the new agent's row for each capability the old one has."
+)

@@ -23,7 +23,7 @@ from engine.gaps import report as gapreport
 from engine.gaps.log import GapLog
 
 from .arguments import check_arguments
-from .schemas import CompareAnswer, ListAnswer, LookupAnswer, SourcesAnswer
+from .schemas import CompareAnswer, ListAnswer, LookupAnswer, MigrateAnswer, SourcesAnswer
 
 log = logging.getLogger("server")
 
@@ -187,6 +187,28 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
         capability: Annotated[str | None, Field(description="Capability in any words.")] = None,
     ) -> Annotated[CallToolResult, SourcesAnswer]:
         return _structured(answers.get_sources, agent, capability, gap_log=gap_log, tool="get_sources")
+
+    @server.tool(
+        title="Move from one agent to another",
+        description=(
+            "Moving from agent X to Y? For each capability X has: Y's term, or Y's alternative where Y "
+            "lacks it, and the config files to carry over. Give category for setup, start pages and "
+            "file sources. An uncovered X gets what happened to it and what Y offers."
+        ),
+        annotations=READ_ONLY,
+    )
+    def migrate_between_agents(
+        from_agent: Annotated[
+            str,
+            Field(description=f"The agent moved from: {agent_ids}, or one the catalog does not cover."),
+        ],
+        to_agent: Annotated[str, Field(description="The agent moved to (ids as for from_agent).")],
+        category: Annotated[
+            str | None,
+            Field(description="Only this category, with setup details, e.g. customization, security."),
+        ] = None,
+    ) -> Annotated[CallToolResult, MigrateAnswer]:
+        return _structured(answers.migrate, from_agent, to_agent, category)
 
     @server.tool(
         title="Request a missing capability",

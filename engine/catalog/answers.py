@@ -1,4 +1,6 @@
-"""The four answers the MCP server gives, as plain dicts: lookup, compare, list, sources.
+"""The answers the MCP server gives, as plain dicts: lookup, compare, list, sources, and migrate.
+
+``migrate`` is built in ``migration`` and re-exported here, so every answer is one import away.
 
 All data shaping lives here so the server only wires MCP to these functions.
 Inputs are validated; bad ones raise ``EngineError`` subclasses whose text
@@ -14,6 +16,7 @@ from ..common.text import validate_query
 from ..errors import InvalidQueryError, UnknownAgentError
 from ..matching.results import Match
 from .lookup import match
+from .migration import migrate  # noqa: F401 - one place for every answer; built in its own module
 from .model import Agent, Catalog, get_catalog
 from .uncovered import AgentNotCoveredError, find_uncovered
 

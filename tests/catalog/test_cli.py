@@ -297,7 +297,9 @@ def help_text(capsys, argv: list[str]) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("command", ["match", "lookup", "compare", "list", "sources", "gaps", "export"])
+@pytest.mark.parametrize(
+    "command", ["match", "lookup", "compare", "list", "sources", "migrate", "gaps", "export"]
+)
 def test_every_subcommand_help_has_a_description_and_an_example(capsys, command):
     text = help_text(capsys, [command])
     description = text.split("\n\n")[1]

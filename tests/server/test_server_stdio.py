@@ -22,6 +22,7 @@ TOOL_NAMES = {
     "compare_capability",
     "list_capabilities",
     "get_sources",
+    "migrate_between_agents",
     "request_capability",
 }
 AGENT_IDS = engine.get_catalog().agent_ids
@@ -48,6 +49,7 @@ def test_sdk_stdio_client_lists_and_calls_every_tool():
                     "compare_capability": {"capability": "mcp"},
                     "list_capabilities": {"agent": "gemini-cli"},
                     "get_sources": {"agent": "claude-code", "capability": "MCP Support"},
+                    "migrate_between_agents": {"from_agent": "claude", "to_agent": "codex"},
                 }
                 for name, arguments in calls.items():
                     result = await client.call_tool(name, arguments)
@@ -75,6 +77,10 @@ def test_sdk_stdio_client_lists_and_calls_every_tool():
     sources = results["get_sources"]
     assert sources["capability"] == "MCP Support"
     assert sources["sources"] and all(s["url"].startswith("https://") for s in sources["sources"])
+
+    migration = results["migrate_between_agents"]
+    assert (migration["from"], migration["to"]) == ("claude-code", "codex")
+    assert migration == engine.answers.migrate("claude-code", "codex")
 
 
 class LineReader:

@@ -1,4 +1,4 @@
-"""Tool titles and structured output: the four catalog tools publish an outputSchema and answer with
+"""Tool titles and structured output: the catalog tools publish an outputSchema and answer with
 structuredContent that equals their compact JSON text. Called through the SDK's in-memory Client,
 which itself checks each structured answer against the tool's schema.
 """
@@ -19,7 +19,13 @@ from server.server import build_server
 
 pytestmark = pytest.mark.anyio
 
-CATALOG_TOOLS = ("lookup_capability", "compare_capability", "list_capabilities", "get_sources")
+CATALOG_TOOLS = (
+    "lookup_capability",
+    "compare_capability",
+    "list_capabilities",
+    "get_sources",
+    "migrate_between_agents",
+)
 
 
 @pytest.fixture
@@ -39,7 +45,7 @@ async def tools(client) -> dict:
 
 
 async def test_every_tool_has_a_title(tools):
-    assert len(tools) == 5
+    assert len(tools) == 6
     assert all(tool.title and tool.title != tool.name for tool in tools.values())
 
 
@@ -65,6 +71,9 @@ ANSWER_KINDS = [
     ("get_sources", {"capability": "checkpoints"}),
     ("get_sources", {"agent": "claude", "capability": "hooks"}),
     ("get_sources", {"agent": "claude", "capability": "order a pizza"}),
+    ("migrate_between_agents", {"from_agent": "claude", "to_agent": "codex"}),
+    ("migrate_between_agents", {"from_agent": "cursor", "to_agent": "cline", "category": "customization"}),
+    ("migrate_between_agents", {"from_agent": "roo code", "to_agent": "cline"}),  # not covered
 ]
 
 

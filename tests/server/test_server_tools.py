@@ -1,4 +1,4 @@
-"""The four MCP tools, called through an in-memory ``Client(build_server())``.
+"""The MCP tools, called through an in-memory ``Client(build_server())``.
 
 Expected facts are read from the catalog itself (``engine.get_catalog()``), so
 these tests check that the server reports the catalog faithfully rather than
@@ -21,7 +21,13 @@ from server.server import build_server
 pytestmark = pytest.mark.anyio
 
 AGENT_IDS = engine.get_catalog().agent_ids
-READ_ONLY_TOOLS = {"lookup_capability", "compare_capability", "list_capabilities", "get_sources"}
+READ_ONLY_TOOLS = {
+    "lookup_capability",
+    "compare_capability",
+    "list_capabilities",
+    "get_sources",
+    "migrate_between_agents",
+}
 TOOL_NAMES = READ_ONLY_TOOLS | {"request_capability"}
 SOURCE_KEYS = {"url", "description", "verifiedDate", "status"}
 
@@ -84,7 +90,7 @@ def mixed_capability(catalog) -> str:
 # --- tools/list ----------------------------------------------------------------------------
 
 
-async def test_lists_exactly_the_five_tools(client):
+async def test_lists_exactly_the_six_tools(client):
     tools = (await client.list_tools()).tools
     assert sorted(t.name for t in tools) == sorted(TOOL_NAMES)
 
@@ -107,8 +113,13 @@ async def test_tool_descriptions_are_short(client):
 
 async def test_agent_parameter_descriptions_list_all_agent_ids(client):
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    for name in ("lookup_capability", "list_capabilities", "get_sources"):
-        description = tools[name].input_schema["properties"]["agent"]["description"]
+    for name, argument in (
+        ("lookup_capability", "agent"),
+        ("list_capabilities", "agent"),
+        ("get_sources", "agent"),
+        ("migrate_between_agents", "from_agent"),
+    ):
+        description = tools[name].input_schema["properties"][argument]["description"]
         for agent_id in AGENT_IDS:
             assert agent_id in description, (name, agent_id)
     agents_description = tools["compare_capability"].input_schema["properties"]["agents"]["description"]
