@@ -28,9 +28,7 @@ import argparse
 import hashlib
 import json
 import re
-import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -38,63 +36,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from build_scripts.prepare.build_docs_index import load_site  # noqa: E402
+from build_scripts.prepare.snapshots import Mirrors, git_blob_sha  # noqa: E402, F401 - re-exported
 
 AGENTS = ROOT / "engine" / "data" / "agents"
 UNCOVERED = ROOT / "engine" / "data" / "uncovered.json"
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 BLOB_URL = re.compile(r"^https://github\.com/([^/]+)/([^/]+)/blob/([^/]+)/([^#?]+)")
-
-
-class Mirrors:
-    """Local git directories of repositories, found by owner/name."""
-
-    def __init__(self, roots: list[Path]):
-        self.roots = roots
-
-    @cache  # noqa: B019 - one Mirrors per run
-    def git_dir(self, repo: str) -> Path | None:
-        for root in self.roots:
-            for candidate in (root / repo.replace("/", "+") / "repo", root / repo.replace("/", "+")):
-                if (candidate / "HEAD").is_file() or (candidate / ".git").exists():
-                    return candidate
-        return None
-
-    def git(self, repo: str, *args: str) -> str | None:
-        git_dir = self.git_dir(repo)
-        if git_dir is None:
-            return None
-        done = subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    def blob(self, repo: str, commit: str, path: str) -> str | None:
-        """The blob id: from a git directory, or from a saved copy ``<root>/<owner>+<name>/<commit>/<path>``.
-
-        A saved copy is what a file-by-file reader returned for a repository too large to fetch whole;
-        its blob id is computed from its bytes exactly as git would.
-        """
-        found = self.git(repo, "rev-parse", f"{commit}:{path}")
-        if found:
-            return found
-        for root in self.roots:
-            saved = root / repo.replace("/", "+") / commit / path
-            if saved.is_file():
-                return git_blob_sha(saved.read_bytes())
-        return None
-
-    def commit(self, repo: str, ref: str) -> str | None:
-        return self.git(repo, "rev-parse", f"{ref}^{{commit}}")
-
-    def files(self, repo: str, commit: str) -> list[str]:
-        out = self.git(repo, "ls-tree", "-r", "--name-only", commit)
-        return out.splitlines() if out else []
-
-    def read(self, repo: str, commit: str, path: str) -> str:
-        return self.git(repo, "show", f"{commit}:{path}") or ""
-
-
-def git_blob_sha(data: bytes) -> str:
-    """The blob id git gives these bytes (so a saved copy of a file can be matched to a repository)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def served_by(site, list_files, read) -> dict[str, str]:
