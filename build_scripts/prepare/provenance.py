@@ -151,6 +151,8 @@ def cited(doc: dict) -> list[tuple[str, dict]]:
     out += [(f"{doc['id']} / statusFacts", f) for f in doc.get("statusFacts", [])]
     for agent in doc.get("agents", []):  # uncovered.json
         out += [(f"{agent['id']} / facts", f) for f in agent["facts"]]
+        for dispute in agent.get("disputes", []):
+            out += [(f"{agent['id']} / disputes", s) for s in dispute["sources"]]
     return out
 
 
