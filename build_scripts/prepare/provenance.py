@@ -2,7 +2,7 @@ r"""Record the revision behind every source: the blob of a repository file, or t
 
     python build_scripts/prepare/provenance.py                    # fill what is missing, every agent
     python build_scripts/prepare/provenance.py --agent codex --mirrors /work/.mirror
-    python build_scripts/prepare/provenance.py --check            # list sources without a revision; exit 1
+    python build_scripts/prepare/provenance.py --check            # no revision, or off-branch; exit 1
 
 A source's ``revision`` says exactly what was read, so the drift report
 (``build_scripts/prepare/drift.py``) can tell later whether that page changed:
@@ -156,6 +156,38 @@ def cited(doc: dict) -> list[tuple[str, dict]]:
     return out
 
 
+def off_branch(doc: dict, mirrors: Mirrors) -> tuple[list[str], list[str]]:
+    """Sources pinned to a commit that is not on its repository's default branch: (problems, unchecked).
+
+    A pin off the default branch (a release line, a pull request's merge ref)
+    says what one build said, not what the docs say; drift cannot follow it and
+    a reader cannot find it from the page. The default branch is the one HEAD
+    names in the local copy (a fetch or a clone sets it to the remote's). A
+    revision that names its ``branch`` on purpose (a legacy release line) is
+    checked against that branch instead. Sources whose repository or commit is
+    not here are unchecked, not passed.
+    """
+    problems: list[str] = []
+    unchecked: list[str] = []
+    for where, source in cited(doc):
+        rev = source.get("revision") or {}
+        if "commit" not in rev or "repo" not in rev:
+            continue
+        head = mirrors.at(rev["repo"])
+        pin = f"{rev['repo']}@{rev['commit'][:12]}"
+        if head is None or not head.has(rev["commit"]):
+            unchecked.append(f"{where}: {pin} is not in a local copy")
+        elif rev.get("branch"):
+            if not head.on_branch(rev["commit"], rev["branch"]):
+                problems.append(f"{where}: {source['url']} names branch {rev['branch']}, which lacks {pin}")
+        elif not head.descends_from(rev["commit"]):
+            problems.append(
+                f"{where}: {source['url']} is pinned to {pin}, which is not on its default branch "
+                f"({head.branch or 'HEAD'} at {head.commit[:12]}); re-pin it there, or name its branch"
+            )
+    return problems, unchecked
+
+
 def fill(path: Path, mirrors: Mirrors) -> tuple[int, list[str]]:
     """Fill every cited source's revision in one data file; (filled, [sources still without one])."""
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -187,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", action="append", help="agent id (default: every agent file)")
     parser.add_argument("--agents-dir", type=Path, default=AGENTS)
     parser.add_argument("--mirrors", type=Path, action="append", help="folder of local git mirrors")
-    parser.add_argument("--check", action="store_true", help="only list sources without a revision")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: list sources without a revision and pins off their repository's default branch",
+    )
     args = parser.parse_args(argv)
     paths = sorted(args.agents_dir.glob("*.json"))
     if args.agent:
@@ -195,11 +231,19 @@ def main(argv: list[str] | None = None) -> int:
     elif args.agents_dir == AGENTS:
         paths.append(UNCOVERED)
     missing: list[str] = []
+    mirrors = Mirrors(args.mirrors or [Path("/work/.mirror")])
     for path in paths:
         if args.check:
             missing += without_revision(path)
+            off, unchecked = off_branch(json.loads(path.read_text(encoding="utf-8")), mirrors)
+            missing += off
+            if unchecked:
+                print(
+                    f"{path.stem}: {len(unchecked)} pins not checked for their branch (no local copy)",
+                    file=sys.stderr,
+                )
             continue
-        filled, left = fill(path, Mirrors(args.mirrors or [Path("/work/.mirror")]))
+        filled, left = fill(path, mirrors)
         print(f"{path.stem}: {filled} revisions written, {len(left)} sources without one", file=sys.stderr)
         missing += left
     for line in missing:

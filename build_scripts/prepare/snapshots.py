@@ -100,6 +100,24 @@ class Snapshot:
         """The text of a blob by its id, wherever in the repository's history it is (None when absent)."""
         return self.git("cat-file", "blob", blob) if self.git_dir is not None else None
 
+    @property
+    def branch(self) -> str:
+        """The branch HEAD names (a fetched or cloned repository's default branch); empty when detached."""
+        if self.git_dir is None:
+            return ""
+        return (self.git("symbolic-ref", "--short", "-q", "HEAD") or "").strip()
+
+    def has(self, commit: str) -> bool:
+        """Whether the repository holds ``commit`` at all (a shallow or partial copy may not)."""
+        return self.git_dir is not None and self.git("cat-file", "-e", f"{commit}^{{commit}}") is not None
+
+    def on_branch(self, commit: str, branch: str) -> bool:
+        """Whether ``commit`` is in the history of ``branch`` (a local branch, or origin's of that name)."""
+        return any(
+            self.git("merge-base", "--is-ancestor", commit, ref) is not None
+            for ref in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}")
+        )
+
     def descends_from(self, commit: str) -> bool:
         """Whether ``commit`` is in this snapshot's history (always true for a plain folder)."""
         if self.folder is not None:
