@@ -107,8 +107,15 @@ def page_files(agent_id: str, snap: Snapshot) -> dict[str, str]:
     return served_by(site, snap.files, snap.read)
 
 
-def drift_repo(agent: dict, new: Snapshot, old: Snapshot | None, repo: str) -> list[Drift]:
-    """Drifts of the sources read from ``repo``, comparing each recorded blob with the new snapshot."""
+def drift_repo(
+    agent: dict, new: Snapshot, old: Snapshot | None, repo: str, *, site: bool = True
+) -> list[Drift]:
+    """Drifts of the sources read from ``repo``, comparing each recorded blob with the new snapshot.
+
+    ``site`` says ``repo`` is the agent's docs repository, whose site module can tell
+    which file serves a page now; for another repository (the vendor's code) only
+    git's renames can.
+    """
     served: dict[str, str] | None = None
     renames: dict[str, str] = {}
     out: list[Drift] = []
@@ -135,7 +142,7 @@ def drift_repo(agent: dict, new: Snapshot, old: Snapshot | None, repo: str) -> l
                     )
                 else:
                     if served is None:
-                        served = page_files(agent["id"], new)
+                        served = page_files(agent["id"], new) if site else {}
                         if new.git_dir and old is None:
                             renames = new.renames(rev["commit"])
                     now = served.get(url.rstrip("/")) or renames.get(rev["path"])
