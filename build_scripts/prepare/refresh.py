@@ -19,9 +19,10 @@ fetched. It exits 1 when any record needs re-verifying or any fetch failed (an
 unknown state is not a pass), 0 otherwise. ``<work>`` has the layout
 ``check_catalog.py --snapshots`` reads.
 
-Every fetch is bounded: ``--timeout`` seconds (a git fetch also gives up on a
-stalled transfer), ``--max-bytes`` per page and per repository file (larger
-files are not downloaded), ``--max-redirects`` and ``--concurrency``. Only
+Every fetch is bounded: ``--timeout`` seconds per page and ``--git-timeout`` per
+clone or fetch (which also gives up on a transfer stalled for a minute),
+``--max-bytes`` per page and per repository file (larger files are not
+downloaded), ``--max-redirects`` and ``--concurrency``. Only
 https (and, for tests and local mirrors, plain paths and loopback http) is
 fetched. Vendor pages are hashed as served, so the first refresh after sources
 were read from stored copies reports those pages as changed; compare by hand.
@@ -57,7 +58,8 @@ USER_AGENT = "agent-capabilities-refresh"
 
 @dataclass(frozen=True)
 class Limits:
-    timeout: float = 60.0  # seconds per fetch
+    timeout: float = 60.0  # seconds per page
+    git_timeout: float = 900.0  # seconds per repository clone or fetch (github/docs is ~2 GB)
     max_bytes: int = 5_000_000  # per page, and per file of a repository
     max_redirects: int = 5
     concurrency: int = 4
@@ -137,7 +139,7 @@ def fetch_repo(repo: str, work: Path, remote_template: str, limits: Limits) -> F
         "-c",
         "http.lowSpeedLimit=1000",
         "-c",
-        f"http.lowSpeedTime={max(1, int(limits.timeout))}",
+        "http.lowSpeedTime=60",  # a transfer stalled below 1 kB/s for a minute is given up
     ]
 
     def git(*args: str, where: Path | None = git_dir) -> str:
@@ -146,7 +148,7 @@ def fetch_repo(repo: str, work: Path, remote_template: str, limits: Limits) -> F
             ["git", *bounded, *where_args, *args],
             capture_output=True,
             text=True,
-            timeout=limits.timeout,
+            timeout=limits.git_timeout,
             env=_git_env(),
         )
         if done.returncode:
@@ -175,7 +177,7 @@ def fetch_repo(repo: str, work: Path, remote_template: str, limits: Limits) -> F
             repo, bool(snap.commit), head=snap.commit, date=snap.date, error="" if snap.commit else "empty"
         )
     except subprocess.TimeoutExpired:
-        return Fetched(repo, False, error=f"git gave no answer within {limits.timeout:g} s")
+        return Fetched(repo, False, error=f"git did not finish within {limits.git_timeout:g} s")
     except RuntimeError as exc:
         return Fetched(repo, False, error=str(exc))
 
@@ -343,8 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--remote-template", default=GITHUB, help="git URL of a repository (default %(default)s)"
     )
+    parser.add_argument("--timeout", type=float, default=Limits.timeout, help="seconds per page (default 60)")
     parser.add_argument(
-        "--timeout", type=float, default=Limits.timeout, help="seconds per fetch (default 60)"
+        "--git-timeout", type=float, default=Limits.git_timeout, help="seconds per git clone or fetch (900)"
     )
     parser.add_argument("--max-bytes", type=int, default=Limits.max_bytes, help="largest page or file (5 MB)")
     parser.add_argument("--max-redirects", type=int, default=Limits.max_redirects, help="default 5")
@@ -354,8 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if "{repo}" not in args.remote_template:
         parser.error("--remote-template needs {repo}, e.g. https://github.com/{repo}.git")
-    if min(args.timeout, args.max_bytes, args.concurrency) <= 0 or args.max_redirects < 0:
-        parser.error("--timeout, --max-bytes and --concurrency must be positive; --max-redirects 0 or more")
+    if min(args.timeout, args.git_timeout, args.max_bytes, args.concurrency) <= 0 or args.max_redirects < 0:
+        parser.error(
+            "the timeouts, --max-bytes and --concurrency must be positive; --max-redirects 0 or more"
+        )
     paths = sorted(args.agents_dir.glob("*.json"))
     if args.agent:
         known = {p.stem for p in paths}
@@ -364,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no agent file for {', '.join(unknown)}; known agents: {', '.join(sorted(known))}")
         paths = [p for p in paths if p.stem in args.agent]
     agents = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
-    limits = Limits(args.timeout, args.max_bytes, args.max_redirects, args.concurrency)
+    limits = Limits(args.timeout, args.git_timeout, args.max_bytes, args.max_redirects, args.concurrency)
     report = refresh(
         agents, args.work, remote_template=args.remote_template, limits=limits, offline=args.offline
     )

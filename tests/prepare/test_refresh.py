@@ -111,6 +111,8 @@ def run(world) -> tuple[int, dict, str]:
             world["remotes"],
             "--timeout",
             "20",
+            "--git-timeout",
+            "60",
         ]
     )
     doc = json.loads((world["out"] / "refresh.json").read_text())
