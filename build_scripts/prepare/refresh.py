@@ -85,6 +85,7 @@ class Report:
     repos: dict[str, Fetched] = field(default_factory=dict)
     pages: dict[str, Fetched] = field(default_factory=dict)
     unfetched_pages: int = 0  # offline: cited vendor pages nobody fetched
+    offline: bool = False
 
     @property
     def records(self) -> list[tuple[str, str]]:
@@ -132,7 +133,8 @@ def _git_env() -> dict[str, str]:
 def fetch_repo(repo: str, work: Path, remote_template: str, limits: Limits) -> Fetched:
     """Clone ``repo`` bare into the work folder, or fetch it; HEAD follows the remote's default branch."""
     git_dir = work / repo.replace("/", "+") / "repo"
-    url = remote_template.format(repo=repo)
+    owner, _, name = repo.partition("/")
+    url = remote_template.format(repo=repo, owner=owner, name=name)
     bounded = [
         "-c",
         f"http.followRedirects={'initial' if limits.max_redirects else 'false'}",
@@ -263,7 +265,7 @@ def refresh(
     offline: bool = False,
 ) -> Report:
     """Fetch (unless offline) every cited repository and page, then the drift of every agent."""
-    report = Report()
+    report = Report(offline=offline)
     repos = list(dict.fromkeys(r for a in agents for r in cited_repos(a)))
     urls = list(dict.fromkeys(u for a in agents for u in cited_pages(a)))
     if offline:
@@ -316,7 +318,8 @@ def to_json(report: Report, when: str) -> dict:
 
 def to_markdown(report: Report, when: str) -> str:
     lines = [f"# Docs refresh, {when}", ""]
-    lines.append(f"{len(report.records)} record(s) to re-verify; {len(report.errors)} fetch(es) failed.")
+    failed = "snapshot(s) missing" if report.offline else "fetch(es) failed"
+    lines.append(f"{len(report.records)} record(s) to re-verify; {len(report.errors)} {failed}.")
     lines += ["", "## Snapshots", ""]
     lines += [f"- {f.target}: {f.head[:12]} ({f.date})" for f in report.repos.values() if f.ok]
     fetched = [f for f in report.pages.values() if f.ok]
@@ -326,7 +329,7 @@ def to_markdown(report: Report, when: str) -> str:
         lines.append(f"- {report.unfetched_pages} vendor page(s) not fetched (offline): not checked")
     lines += ["", "## Records to re-verify", "", "```", render(report.drifts).rstrip(), "```"]
     if report.errors:
-        lines += ["", "## Fetches that failed", ""]
+        lines += ["", "## Snapshots missing" if report.offline else "## Fetches that failed", ""]
         lines += [f"- {f.target}: {f.error}" for f in report.errors]
     return "\n".join(lines) + "\n"
 
@@ -343,7 +346,9 @@ def main(argv: list[str] | None = None) -> int:
         "--offline", action="store_true", help="fetch nothing: report on the snapshots in --work"
     )
     parser.add_argument(
-        "--remote-template", default=GITHUB, help="git URL of a repository (default %(default)s)"
+        "--remote-template",
+        default=GITHUB,
+        help="git URL of a repository, with {repo} or {owner} and {name} (default %(default)s)",
     )
     parser.add_argument("--timeout", type=float, default=Limits.timeout, help="seconds per page (default 60)")
     parser.add_argument(
@@ -355,8 +360,10 @@ def main(argv: list[str] | None = None) -> int:
         "--concurrency", type=int, default=Limits.concurrency, help="fetches at once (default 4)"
     )
     args = parser.parse_args(argv)
-    if "{repo}" not in args.remote_template:
-        parser.error("--remote-template needs {repo}, e.g. https://github.com/{repo}.git")
+    if "{repo}" not in args.remote_template and "{name}" not in args.remote_template:
+        parser.error(
+            "--remote-template needs {repo} (or {owner} and {name}), e.g. https://github.com/{repo}.git"
+        )
     if min(args.timeout, args.git_timeout, args.max_bytes, args.concurrency) <= 0 or args.max_redirects < 0:
         parser.error(
             "the timeouts, --max-bytes and --concurrency must be positive; --max-redirects 0 or more"

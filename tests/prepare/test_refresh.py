@@ -91,7 +91,7 @@ def world(tmp_path, docs_repo, site):
     return {
         "agents": agents,
         "remote": remote,
-        "remotes": str(tmp_path / "remotes") + "/{repo}.git",
+        "remotes": str(tmp_path / "remotes") + "/{owner}/{name}.git",
         "site": site,
         "work": tmp_path / "work",
         "out": tmp_path / "out",
