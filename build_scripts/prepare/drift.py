@@ -114,40 +114,47 @@ def drift_repo(
 
     ``site`` says ``repo`` is the agent's docs repository, whose site module can tell
     which file serves a page now; for another repository (the vendor's code) only
-    git's renames can.
+    git's renames can. A source whose revision names its ``branch`` (a legacy
+    release line read on purpose) is compared with that branch's head instead.
     """
     served: dict[str, str] | None = None
     renames: dict[str, str] = {}
+    branches: dict[str, Snapshot] = {}
     out: list[Drift] = []
-    seen: dict[tuple[str, str], Drift | None] = {}
+    seen: dict[tuple[str, str, str], Drift | None] = {}
     for record in agent["capabilities"]:
         for source in record["sources"]:
             rev = source.get("revision") or {}
             if rev.get("repo") != repo or "blob" not in rev:
                 continue
             url, _, anchor = source["url"].partition("#")
-            key = (rev["path"], source["url"])
-            if key not in seen and not new.descends_from(rev["commit"]):
+            branch = rev.get("branch", "") if new.git_dir else ""
+            snap = _branch(new, branch, branches) if branch else new
+            key = (rev["path"], source["url"], branch)
+            if key not in seen and not snap.descends_from(rev["commit"]):
                 seen[key] = None  # read on another branch (a legacy release line): not in this history
             if key not in seen:
                 seen[key] = None
-                now_blob = new.blob(rev["path"])
-                old_text = old.read(rev["path"]) if old else _old_text(new, rev)
+                now_blob = snap.blob(rev["path"])
+                old_text = old.read(rev["path"]) if old else _old_text(snap, rev)
                 if now_blob == rev["blob"]:
                     continue
                 if now_blob:
-                    lines, note = changed_lines(old_text, new.read(rev["path"]), anchor)
+                    lines, note = changed_lines(old_text, snap.read(rev["path"]), anchor)
                     seen[key] = Drift(
                         agent["id"], "", source["url"], "changed", rev["path"], None, lines, note
                     )
                 else:
-                    if served is None:
-                        served = page_files(agent["id"], new) if site else {}
-                        if new.git_dir and old is None:
-                            renames = new.renames(rev["commit"])
-                    now = served.get(url.rstrip("/")) or renames.get(rev["path"])
+                    if branch:
+                        now = snap.renames(rev["commit"]).get(rev["path"])
+                    else:
+                        if served is None:
+                            served = page_files(agent["id"], new) if site else {}
+                            if new.git_dir and old is None:
+                                renames = new.renames(rev["commit"])
+                        now = served.get(url.rstrip("/")) or renames.get(rev["path"])
                     if now:
-                        lines, note = changed_lines(old_text, new.read(now), anchor)
+                        lines, note = changed_lines(old_text, snap.read(now), anchor)
                         seen[key] = Drift(
                             agent["id"], "", source["url"], "moved", rev["path"], now, lines, note
                         )
@@ -157,6 +164,18 @@ def drift_repo(
             if found:
                 out.append(Drift(**{**asdict(found), "capability": record["name"]}))
     return out
+
+
+def _branch(new: Snapshot, branch: str, cache: dict[str, Snapshot]) -> Snapshot:
+    """The head of a named branch in the same git directory (a local branch, or origin's)."""
+    if branch not in cache:
+        snap = Snapshot(git_dir=new.git_dir, rev=branch, missing=new.missing, errors=new.errors)
+        if not snap.commit:
+            snap = Snapshot(
+                git_dir=new.git_dir, rev=f"origin/{branch}", missing=new.missing, errors=new.errors
+            )
+        cache[branch] = snap
+    return cache[branch]
 
 
 def _old_text(new: Snapshot, rev: dict) -> str:
