@@ -30,12 +30,14 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from build_scripts.prepare.snapshots import Snapshot, SnapshotError  # noqa: E402
+
 SITES = Path(__file__).resolve().parent / "docs_sites"
 OUT = ROOT / "engine" / "data" / "docs"
 
@@ -50,38 +52,6 @@ def load_site(agent_id: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def git_reader(git_dir: Path, rev: str) -> tuple[Callable[[], list[str]], Callable[[str], str], str, str]:
-    """File lister and reader over a bare or normal git directory, plus the commit and its date."""
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True, text=True
-        ).stdout
-
-    commit = git("rev-parse", rev).strip()
-    date = git("log", "-1", "--format=%cs", commit).strip()
-
-    def list_files() -> list[str]:
-        return git("ls-tree", "-r", "--name-only", commit).splitlines()
-
-    def read(path: str) -> str:
-        return git("show", f"{commit}:{path}")
-
-    return list_files, read, commit, date
-
-
-def dir_reader(root: Path) -> tuple[Callable[[], list[str]], Callable[[str], str]]:
-    """File lister and reader over a plain folder."""
-
-    def list_files() -> list[str]:
-        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-
-    def read(path: str) -> str:
-        return (root / path).read_text(encoding="utf-8")
-
-    return list_files, read
 
 
 def build(agent_id: str, list_files, read, commit: str | None, date: str) -> dict:
@@ -115,15 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="output file (default engine/data/docs/<agent>.json)")
     args = parser.parse_args(argv)
 
-    if args.git_dir:
-        list_files, read, commit, date = git_reader(args.git_dir, args.rev)
-    else:
+    if args.dir:
         vendor_site = load_site(args.agent).REPO is None
         if not args.date or not (args.commit or vendor_site):
             parser.error("--dir needs --date, and --commit unless the site has no repository")
-        list_files, read = dir_reader(args.dir)
-        commit, date = args.commit, args.date
-    doc = build(args.agent, list_files, read, commit, date)
+    try:
+        # A build stops at a missing or undecodable file rather than write a partial page list.
+        snap = Snapshot(git_dir=args.git_dir, rev=args.rev, folder=args.dir, missing="raise", errors="strict")
+        commit, date = (snap.commit, snap.date) if args.git_dir else (args.commit, args.date)
+        doc = build(args.agent, snap.files, snap.read, commit, date)
+    except (SnapshotError, UnicodeDecodeError) as exc:
+        parser.error(str(exc))
     out = args.out or OUT / f"{args.agent}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -27,7 +27,6 @@ import difflib
 import hashlib
 import json
 import re
-import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from build_scripts.prepare.build_docs_index import load_site  # noqa: E402
-from build_scripts.prepare.provenance import git_blob_sha, served_by  # noqa: E402
+from build_scripts.prepare.provenance import served_by  # noqa: E402
+from build_scripts.prepare.snapshots import Snapshot  # noqa: E402, F401 - re-exported
 
 AGENTS = ROOT / "engine" / "data" / "agents"
 MAX_LINES = 12  # changed lines shown per source: enough to judge, small enough to read
@@ -52,45 +52,6 @@ class Drift:
     now: str | None = None  # the file that serves the page now (moved)
     lines: list[str] = field(default_factory=list)
     note: str = ""
-
-
-class Snapshot:
-    """Files of one revision: a git directory at a commit, or a plain folder."""
-
-    def __init__(self, git_dir: Path | None = None, rev: str = "HEAD", folder: Path | None = None):
-        self.git_dir, self.folder = git_dir, folder
-        self.rev = self._git("rev-parse", f"{rev}^{{commit}}").strip() if git_dir else None
-
-    def _git(self, *args: str) -> str:
-        done = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], capture_output=True)
-        return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
-
-    def descends_from(self, commit: str) -> bool:
-        """Whether ``commit`` is in this snapshot's history (always true for a plain folder)."""
-        if not self.git_dir:
-            return True
-        done = subprocess.run(
-            ["git", f"--git-dir={self.git_dir}", "merge-base", "--is-ancestor", commit, self.rev],
-            capture_output=True,
-        )
-        return done.returncode == 0
-
-    def files(self) -> list[str]:
-        if self.git_dir:
-            return self._git("ls-tree", "-r", "--name-only", self.rev).splitlines()
-        return sorted(str(p.relative_to(self.folder)) for p in self.folder.rglob("*") if p.is_file())
-
-    def blob(self, path: str) -> str | None:
-        if self.git_dir:
-            return self._git("rev-parse", f"{self.rev}:{path}").strip() or None
-        file = self.folder / path
-        return git_blob_sha(file.read_bytes()) if file.is_file() else None
-
-    def read(self, path: str) -> str:
-        if self.git_dir:
-            return self._git("show", f"{self.rev}:{path}")
-        file = self.folder / path
-        return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
 
 
 def slug(heading: str) -> str:
@@ -146,40 +107,54 @@ def page_files(agent_id: str, snap: Snapshot) -> dict[str, str]:
     return served_by(site, snap.files, snap.read)
 
 
-def drift_repo(agent: dict, new: Snapshot, old: Snapshot | None, repo: str) -> list[Drift]:
-    """Drifts of the sources read from ``repo``, comparing each recorded blob with the new snapshot."""
+def drift_repo(
+    agent: dict, new: Snapshot, old: Snapshot | None, repo: str, *, site: bool = True
+) -> list[Drift]:
+    """Drifts of the sources read from ``repo``, comparing each recorded blob with the new snapshot.
+
+    ``site`` says ``repo`` is the agent's docs repository, whose site module can tell
+    which file serves a page now; for another repository (the vendor's code) only
+    git's renames can. A source whose revision names its ``branch`` (a legacy
+    release line read on purpose) is compared with that branch's head instead.
+    """
     served: dict[str, str] | None = None
     renames: dict[str, str] = {}
+    branches: dict[str, Snapshot] = {}
     out: list[Drift] = []
-    seen: dict[tuple[str, str], Drift | None] = {}
+    seen: dict[tuple[str, str, str], Drift | None] = {}
     for record in agent["capabilities"]:
         for source in record["sources"]:
             rev = source.get("revision") or {}
             if rev.get("repo") != repo or "blob" not in rev:
                 continue
             url, _, anchor = source["url"].partition("#")
-            key = (rev["path"], source["url"])
-            if key not in seen and not new.descends_from(rev["commit"]):
+            branch = rev.get("branch", "") if new.git_dir else ""
+            snap = _branch(new, branch, branches) if branch else new
+            key = (rev["path"], source["url"], branch)
+            if key not in seen and not snap.descends_from(rev["commit"]):
                 seen[key] = None  # read on another branch (a legacy release line): not in this history
             if key not in seen:
                 seen[key] = None
-                now_blob = new.blob(rev["path"])
-                old_text = old.read(rev["path"]) if old else _old_text(new, rev)
+                now_blob = snap.blob(rev["path"])
+                old_text = old.read(rev["path"]) if old else _old_text(snap, rev)
                 if now_blob == rev["blob"]:
                     continue
                 if now_blob:
-                    lines, note = changed_lines(old_text, new.read(rev["path"]), anchor)
+                    lines, note = changed_lines(old_text, snap.read(rev["path"]), anchor)
                     seen[key] = Drift(
                         agent["id"], "", source["url"], "changed", rev["path"], None, lines, note
                     )
                 else:
-                    if served is None:
-                        served = page_files(agent["id"], new)
-                        if new.git_dir and old is None:
-                            renames = _renames(new, rev["commit"])
-                    now = served.get(url.rstrip("/")) or renames.get(rev["path"])
+                    if branch:
+                        now = snap.renames(rev["commit"]).get(rev["path"])
+                    else:
+                        if served is None:
+                            served = page_files(agent["id"], new) if site else {}
+                            if new.git_dir and old is None:
+                                renames = new.renames(rev["commit"])
+                        now = served.get(url.rstrip("/")) or renames.get(rev["path"])
                     if now:
-                        lines, note = changed_lines(old_text, new.read(now), anchor)
+                        lines, note = changed_lines(old_text, snap.read(now), anchor)
                         seen[key] = Drift(
                             agent["id"], "", source["url"], "moved", rev["path"], now, lines, note
                         )
@@ -191,20 +166,21 @@ def drift_repo(agent: dict, new: Snapshot, old: Snapshot | None, repo: str) -> l
     return out
 
 
+def _branch(new: Snapshot, branch: str, cache: dict[str, Snapshot]) -> Snapshot:
+    """The head of a named branch in the same git directory (a local branch, or origin's)."""
+    if branch not in cache:
+        snap = Snapshot(git_dir=new.git_dir, rev=branch, missing=new.missing, errors=new.errors)
+        if not snap.commit:
+            snap = Snapshot(
+                git_dir=new.git_dir, rev=f"origin/{branch}", missing=new.missing, errors=new.errors
+            )
+        cache[branch] = snap
+    return cache[branch]
+
+
 def _old_text(new: Snapshot, rev: dict) -> str:
     """The text that was verified, from the same git directory when it holds the old commit."""
-    if new.git_dir:
-        return new._git("show", rev["blob"])
-    return ""
-
-
-def _renames(new: Snapshot, old_commit: str) -> dict[str, str]:
-    out = {}
-    for line in new._git("diff", "-M", "--name-status", old_commit, new.rev).splitlines():
-        parts = line.split("\t")
-        if parts[0].startswith("R") and len(parts) == 3:
-            out[parts[1]] = parts[2]
-    return out
+    return new.read_blob(rev["blob"]) or ""
 
 
 def drift_pages(agent: dict, pages: dict[str, Path]) -> list[Drift]:
@@ -272,8 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         repo = args.repo or agent.get("docsSnapshot", {}).get("repo")
         if not repo:
             parser.error("the agent's docsSnapshot names no repository; pass --repo owner/name")
-        new = Snapshot(git_dir=args.git_dir, rev=args.rev) if args.git_dir else Snapshot(folder=args.dir)
-        old = Snapshot(folder=args.old_dir) if args.old_dir else None
+        # A report carries on past a missing or oddly encoded file: it says what it can.
+        new = Snapshot(git_dir=args.git_dir, rev=args.rev, folder=args.dir, missing="empty", errors="replace")
+        old = Snapshot(folder=args.old_dir, missing="empty", errors="replace") if args.old_dir else None
         drifts = drift_repo(agent, new, old, repo)
     sys.stdout.write(
         json.dumps([asdict(d) for d in drifts], indent=1) + "\n" if args.json else render(drifts)

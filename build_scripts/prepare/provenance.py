@@ -2,7 +2,7 @@ r"""Record the revision behind every source: the blob of a repository file, or t
 
     python build_scripts/prepare/provenance.py                    # fill what is missing, every agent
     python build_scripts/prepare/provenance.py --agent codex --mirrors /work/.mirror
-    python build_scripts/prepare/provenance.py --check            # list sources without a revision; exit 1
+    python build_scripts/prepare/provenance.py --check            # no revision, or off-branch; exit 1
 
 A source's ``revision`` says exactly what was read, so the drift report
 (``build_scripts/prepare/drift.py``) can tell later whether that page changed:
@@ -28,9 +28,7 @@ import argparse
 import hashlib
 import json
 import re
-import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -38,63 +36,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from build_scripts.prepare.build_docs_index import load_site  # noqa: E402
+from build_scripts.prepare.snapshots import Mirrors, git_blob_sha  # noqa: E402, F401 - re-exported
 
 AGENTS = ROOT / "engine" / "data" / "agents"
 UNCOVERED = ROOT / "engine" / "data" / "uncovered.json"
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 BLOB_URL = re.compile(r"^https://github\.com/([^/]+)/([^/]+)/blob/([^/]+)/([^#?]+)")
-
-
-class Mirrors:
-    """Local git directories of repositories, found by owner/name."""
-
-    def __init__(self, roots: list[Path]):
-        self.roots = roots
-
-    @cache  # noqa: B019 - one Mirrors per run
-    def git_dir(self, repo: str) -> Path | None:
-        for root in self.roots:
-            for candidate in (root / repo.replace("/", "+") / "repo", root / repo.replace("/", "+")):
-                if (candidate / "HEAD").is_file() or (candidate / ".git").exists():
-                    return candidate
-        return None
-
-    def git(self, repo: str, *args: str) -> str | None:
-        git_dir = self.git_dir(repo)
-        if git_dir is None:
-            return None
-        done = subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    def blob(self, repo: str, commit: str, path: str) -> str | None:
-        """The blob id: from a git directory, or from a saved copy ``<root>/<owner>+<name>/<commit>/<path>``.
-
-        A saved copy is what a file-by-file reader returned for a repository too large to fetch whole;
-        its blob id is computed from its bytes exactly as git would.
-        """
-        found = self.git(repo, "rev-parse", f"{commit}:{path}")
-        if found:
-            return found
-        for root in self.roots:
-            saved = root / repo.replace("/", "+") / commit / path
-            if saved.is_file():
-                return git_blob_sha(saved.read_bytes())
-        return None
-
-    def commit(self, repo: str, ref: str) -> str | None:
-        return self.git(repo, "rev-parse", f"{ref}^{{commit}}")
-
-    def files(self, repo: str, commit: str) -> list[str]:
-        out = self.git(repo, "ls-tree", "-r", "--name-only", commit)
-        return out.splitlines() if out else []
-
-    def read(self, repo: str, commit: str, path: str) -> str:
-        return self.git(repo, "show", f"{commit}:{path}") or ""
-
-
-def git_blob_sha(data: bytes) -> str:
-    """The blob id git gives these bytes (so a saved copy of a file can be matched to a repository)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def served_by(site, list_files, read) -> dict[str, str]:
@@ -204,7 +151,41 @@ def cited(doc: dict) -> list[tuple[str, dict]]:
     out += [(f"{doc['id']} / statusFacts", f) for f in doc.get("statusFacts", [])]
     for agent in doc.get("agents", []):  # uncovered.json
         out += [(f"{agent['id']} / facts", f) for f in agent["facts"]]
+        for dispute in agent.get("disputes", []):
+            out += [(f"{agent['id']} / disputes", s) for s in dispute["sources"]]
     return out
+
+
+def off_branch(doc: dict, mirrors: Mirrors) -> tuple[list[str], list[str]]:
+    """Sources pinned to a commit that is not on its repository's default branch: (problems, unchecked).
+
+    A pin off the default branch (a release line, a pull request's merge ref)
+    says what one build said, not what the docs say; drift cannot follow it and
+    a reader cannot find it from the page. The default branch is the one HEAD
+    names in the local copy (a fetch or a clone sets it to the remote's). A
+    revision that names its ``branch`` on purpose (a legacy release line) is
+    checked against that branch instead. Sources whose repository or commit is
+    not here are unchecked, not passed.
+    """
+    problems: list[str] = []
+    unchecked: list[str] = []
+    for where, source in cited(doc):
+        rev = source.get("revision") or {}
+        if "commit" not in rev or "repo" not in rev:
+            continue
+        head = mirrors.at(rev["repo"])
+        pin = f"{rev['repo']}@{rev['commit'][:12]}"
+        if head is None or not head.has(rev["commit"]):
+            unchecked.append(f"{where}: {pin} is not in a local copy")
+        elif rev.get("branch"):
+            if not head.on_branch(rev["commit"], rev["branch"]):
+                problems.append(f"{where}: {source['url']} names branch {rev['branch']}, which lacks {pin}")
+        elif not head.descends_from(rev["commit"]):
+            problems.append(
+                f"{where}: {source['url']} is pinned to {pin}, which is not on its default branch "
+                f"({head.branch or 'HEAD'} at {head.commit[:12]}); re-pin it there, or name its branch"
+            )
+    return problems, unchecked
 
 
 def fill(path: Path, mirrors: Mirrors) -> tuple[int, list[str]]:
@@ -238,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", action="append", help="agent id (default: every agent file)")
     parser.add_argument("--agents-dir", type=Path, default=AGENTS)
     parser.add_argument("--mirrors", type=Path, action="append", help="folder of local git mirrors")
-    parser.add_argument("--check", action="store_true", help="only list sources without a revision")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: list sources without a revision and pins off their repository's default branch",
+    )
     args = parser.parse_args(argv)
     paths = sorted(args.agents_dir.glob("*.json"))
     if args.agent:
@@ -246,11 +231,19 @@ def main(argv: list[str] | None = None) -> int:
     elif args.agents_dir == AGENTS:
         paths.append(UNCOVERED)
     missing: list[str] = []
+    mirrors = Mirrors(args.mirrors or [Path("/work/.mirror")])
     for path in paths:
         if args.check:
             missing += without_revision(path)
+            off, unchecked = off_branch(json.loads(path.read_text(encoding="utf-8")), mirrors)
+            missing += off
+            if unchecked:
+                print(
+                    f"{path.stem}: {len(unchecked)} pins not checked for their branch (no local copy)",
+                    file=sys.stderr,
+                )
             continue
-        filled, left = fill(path, Mirrors(args.mirrors or [Path("/work/.mirror")]))
+        filled, left = fill(path, mirrors)
         print(f"{path.stem}: {filled} revisions written, {len(left)} sources without one", file=sys.stderr)
         missing += left
     for line in missing:

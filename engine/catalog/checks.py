@@ -1,4 +1,4 @@
-"""Catalog truth checks that the schema cannot express: URLs, freshness and status consistency.
+"""Catalog truth checks that the schema cannot express: URLs, freshness, status consistency, gotcha tokens.
 
 Used by the tests (so a moved page or a stale maturity fails CI) and by
 ``build_scripts/prepare/check_catalog.py`` (a report for maintainers). Every function
@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
+from ..matching.identifiers import identifiers_in
 from .model import DATA_DIR
 
 STALE_DAYS = 90
@@ -129,3 +132,53 @@ def alias_conflicts(aliases: dict[str, str], agents: list[dict]) -> list[str]:
                     f"'{rec['terminology']}'; remove the alias or point it at {rec['name']}"
                 )
     return problems
+
+
+def _found(token: str, text: str) -> bool:
+    """Whether ``token`` (lower case) is in ``text`` (lower case, quotes and backticks dropped).
+
+    Quotes go because a gotcha writes ``trust: true`` where a JSON example has
+    ``"trust": true``. A bare ``a/b`` of words is prose for "a or b" as often as a
+    path, and a dotted settings key ``general.sessionRetention`` is usually shown
+    as nested JSON or TOML, so each also counts when every part is in the text.
+    """
+    if token in text:
+        return True
+    if token[0].isalpha() and " " not in token and ("/" in token) != ("." in token):
+        parts = re.split(r"[/.]", token)
+        return len(parts) > 1 and all(
+            p and re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", text) for p in parts
+        )
+    return False
+
+
+def gotcha_tokens(agent: dict, text_of: Callable[[dict], str | None]) -> tuple[list[str], list[str]]:
+    """Gotchas whose identifiers appear in none of their record's cited sources: (problems, unchecked).
+
+    A gotcha's key token is a flag, path, settings key or command it names
+    (``identifiers_in``, the matcher's own notion of an identifier); it holds when
+    any of them is in the text of any source its record cites. ``text_of(source)``
+    gives a source's text as it was read, or None when no local copy has it; a
+    gotcha that fails only because some of its sources could not be read is
+    unchecked, not a problem. Gotchas that name no identifier are not checked.
+    """
+    problems: list[str] = []
+    unchecked: list[str] = []
+    for record in agent.get("capabilities", []):
+        gotchas = (record.get("implementationNotes") or {}).get("gotchas") or []
+        if not gotchas:
+            continue
+        texts = [text_of(source) for source in record.get("sources", [])]
+        readable = [" ".join(t.replace('"', "").replace("`", "").lower().split()) for t in texts if t]
+        for gotcha in gotchas:
+            # A one-character span such as `@` would pair the wrong backticks after it.
+            plain = re.sub(r"`([^`\n])`", r"\1", gotcha)
+            tokens = [" ".join(t.replace('"', "").split()) for t in identifiers_in(plain)]
+            if not tokens or any(_found(t, text) for t in tokens for text in readable):
+                continue
+            where = f"{agent['id']} {record['name']}: {', '.join(f'`{t}`' for t in tokens[:3])}"
+            if None in texts:
+                unchecked.append(f"{where} ({texts.count(None)} of {len(texts)} sources not available)")
+            else:
+                problems.append(f"{where} in none of its {len(texts)} cited sources: {gotcha[:90]}")
+    return problems, unchecked

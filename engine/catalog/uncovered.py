@@ -31,6 +31,7 @@ class UncoveredAgent:
     status: str
     successor: str | None
     facts: tuple[dict, ...]
+    disputes: tuple[dict, ...] = ()  # official sources that contradict each other about this entry
 
     def summary(self) -> str:
         """One paragraph for an error or a note: what it is, what happened, where its docs are."""
@@ -41,6 +42,9 @@ class UncoveredAgent:
         for fact in sorted(self.facts, key=lambda f: f["date"] or "", reverse=True)[:2]:
             when = fact["date"] or "date not stated by the source"
             parts.append(f"{when}: {fact['fact']} ({fact['url']})")
+        for dispute in self.disputes:  # said, not settled silently: the reader sees both sides
+            urls = ", ".join(s["url"] for s in dispute["sources"])
+            parts.append(f"Disputed ({dispute['field']}): {dispute['note']} ({urls})")
         parts.append(f"Its own docs: {self.docs_url}.")
         return " ".join(parts)
 
@@ -53,6 +57,10 @@ class UncoveredAgent:
             "successor": self.successor,
             "docsUrl": self.docs_url,
             "facts": [{k: f[k] for k in ("date", "kind", "fact", "url")} for f in self.facts],
+            "disputes": [
+                {"field": d["field"], "note": d["note"], "sources": [s["url"] for s in d["sources"]]}
+                for d in self.disputes
+            ],
         }
 
 
@@ -81,6 +89,7 @@ def load_uncovered(data_dir: Path = DATA_DIR) -> dict[str, UncoveredAgent]:
             raw["status"],
             raw.get("successor"),
             tuple(raw["facts"]),
+            tuple(raw.get("disputes", ())),
         )
         for name in (agent.id, agent.display_name, *agent.aliases):
             for key in (light(name), squash(name)):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from build_scripts.prepare import build_docs_index
+from build_scripts.prepare.snapshots import Snapshot
 
 
 def saved_pages(tmp_path, manifest: dict) -> tuple:
@@ -14,7 +15,8 @@ def saved_pages(tmp_path, manifest: dict) -> tuple:
     for file in manifest.values():
         if file:
             (tmp_path / file).write_text("page text")
-    return build_docs_index.dir_reader(tmp_path)
+    snap = Snapshot(folder=tmp_path)
+    return snap.files, snap.read
 
 
 def test_a_vendor_site_index_records_the_site_and_date_instead_of_a_commit(tmp_path):

@@ -82,3 +82,13 @@ def test_a_source_read_on_another_branch_is_not_reported_as_drift(tmp_path):
     }
     agent = {"id": "x", "capabilities": [{"name": "A", "sources": [source]}]}
     assert drift.drift_repo(agent, drift.Snapshot(git_dir=tmp_path / ".git", rev="main"), None, "o/r") == []
+
+    # Named on purpose, the legacy line is followed: a later change on it is reported.
+    source["revision"]["branch"] = "legacy"
+    assert drift.drift_repo(agent, drift.Snapshot(git_dir=tmp_path / ".git", rev="main"), None, "o/r") == []
+    git("checkout", "-q", "legacy")
+    (tmp_path / "page.md").write_text("# Page\n\nlegacy text, revised\n")
+    git("commit", "-qam", "legacy fix")
+    git("checkout", "-q", "main")
+    found = drift.drift_repo(agent, drift.Snapshot(git_dir=tmp_path / ".git", rev="main"), None, "o/r")
+    assert [(d.state, d.lines) for d in found] == [("changed", ["- legacy text", "+ legacy text, revised"])]
