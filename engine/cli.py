@@ -8,6 +8,7 @@ argument parser. Errors are one line on stderr, exit 2.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import sys
@@ -204,8 +205,20 @@ def sources_scope(words: list[str], agent: str | None) -> tuple[str | None, str 
 # -- running ------------------------------------------------------------------------------------
 
 
+def _stdout_encoding() -> str:
+    return codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name
+
+
+def _json(document, indent: int | None = None) -> str:
+    """JSON for stdout: UTF-8 as is, or escaped (the same JSON) when stdout cannot hold every character."""
+    return json.dumps(document, ensure_ascii=not _stdout_encoding().startswith("utf"), indent=indent)
+
+
 def _write(lines: list[str]) -> None:
-    sys.stdout.write("\n".join(lines) + "\n")
+    """Print lines; a character stdout's encoding lacks (``LC_ALL=C``) prints as ``?``, never a traceback."""
+    text = "\n".join(lines) + "\n"
+    encoding = _stdout_encoding()
+    sys.stdout.write(text.encode(encoding, errors="replace").decode(encoding))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,20 +262,18 @@ def _main(argv: list[str] | None) -> int:
 def _run(args) -> int:
     as_json = getattr(args, "json", False)
     if args.command == "export":
-        sys.stdout.write(json.dumps(export_catalog(), ensure_ascii=False, indent=2) + "\n")
+        _write([_json(export_catalog(), indent=2)])
         return 0
     if args.command == "match":
         result = match(" ".join(args.query), k=args.k)
-        _write(
-            [json.dumps(result.to_dict(), ensure_ascii=False)] if as_json else format_match(result, args.k)
-        )
+        _write([_json(result.to_dict())] if as_json else format_match(result, args.k))
         return 0
     if args.command == "gaps":
         from .gaps.log import GapLog
         from .gaps.report import format_report, gap_report
 
         report = gap_report(GapLog(), since_days=args.since, agent=args.agent, top=args.top)
-        _write([json.dumps(report, ensure_ascii=False, indent=1)] if as_json else [format_report(report)])
+        _write([_json(report, indent=1)] if as_json else [format_report(report)])
         return 0
     if args.command == "lookup":
         answer, fmt = answers.lookup(args.agent, " ".join(args.capability), surface="cli"), format_lookup
@@ -274,5 +285,5 @@ def _run(args) -> int:
     else:
         agent, capability = sources_scope(args.words, args.agent)
         answer, fmt = answers.get_sources(agent, capability, surface="cli"), format_sources
-    _write([json.dumps(answer, ensure_ascii=False, indent=1)] if as_json else fmt(answer))
+    _write([_json(answer, indent=1)] if as_json else fmt(answer))
     return 0

@@ -189,6 +189,32 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(capsys, monkeypatch,
     assert capsys.readouterr().err == ""
 
 
+def ascii_stdout() -> io.TextIOWrapper:
+    """stdout as under LC_ALL=C or PYTHONIOENCODING=ascii: any other character raises."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+
+
+@pytest.mark.parametrize(
+    "argv", [["lookup", "claude", "é mcp"], ["gaps"], ["lookup", "claude", "é mcp", "--json"], ["export"]]
+)
+def test_an_ascii_stdout_gets_the_answer_not_a_traceback(capsys, monkeypatch, tmp_path, argv):
+    monkeypatch.setenv("AGENT_CAPABILITIES_DB", str(tmp_path / "g.db"))
+    from engine import gaps
+    from engine.gaps.log import GapLog
+
+    gaps.request_capability(GapLog(), "résumé export as PDF", "claude")
+    out = ascii_stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(argv) == 0
+    out.flush()
+    text = out.buffer.getvalue().decode("ascii")
+    assert text.strip()
+    if "--json" in argv or argv == ["export"]:
+        json.loads(text)  # escaped, so the same JSON a UTF-8 terminal gets
+    if argv == ["gaps"]:
+        assert "r?sum? export" in text
+
+
 def usage_failure(capsys, argv: list[str]) -> str:
     """stderr of a command that must fail with exit code 2 and a single line."""
     try:
