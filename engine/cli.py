@@ -3,7 +3,8 @@
 ``agent-capabilities match|lookup|compare|list|sources|gaps|export``; ``python -m engine`` does the same.
 A thin layer over ``engine.answers``: this module reads what each command asks
 about and formats the answer dicts as short text; ``cli_args`` holds the
-argument parser. Errors are one line on stderr, exit 2.
+argument parser. Errors are one line on stderr (a longer explanation follows on
+indented lines), exit 2.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import codecs
 import json
 import os
 import sys
+import textwrap
 
 from . import package_version
 from .catalog import answers
@@ -46,7 +48,8 @@ def export_catalog() -> dict:
 
 
 def _conf(value: float) -> str:
-    return f"{value:.2f}"
+    """Two decimals, never ``0.00``: a runner-up that small would read as impossible; it prints ``<0.01``."""
+    return f"{value:.2f}" if value >= 0.005 else "<0.01"
 
 
 def _nearest(answer: dict) -> str:
@@ -54,10 +57,9 @@ def _nearest(answer: dict) -> str:
 
 
 def _no_match_text(answer: dict) -> list[str]:
-    return [
-        f"No capability matches '{answer['match']['query']}'. Nearest: {_nearest(answer)}.",
-        answer["note"],
-    ]
+    """The answer's note (it already says nothing matched and what to do), then the nearest names."""
+    nearest = _nearest(answer)
+    return [answer["note"], f"Nearest: {nearest}."] if nearest else [answer["note"]]
 
 
 def _close_call(answer: dict) -> list[str]:
@@ -255,8 +257,24 @@ def _main(argv: list[str] | None) -> int:
     try:
         return _run(args)
     except EngineError as exc:
-        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        sys.stderr.write(error_text(str(exc)))
         return 2
+
+
+def error_text(message: str, width: int = 100) -> str:
+    """``agent-capabilities: error: ...`` on one line, or, for a message of several parts, wrapped lines.
+
+    Each later part starts an indented line, so a long explanation (an agent the
+    catalog does not cover, with dated facts) stays readable in a terminal.
+    """
+    first, *more = message.splitlines() or [""]
+    if not more:
+        return f"{PROG}: error: {first}\n"
+    wrap = {"width": width, "break_long_words": False, "break_on_hyphens": False}
+    lines = textwrap.wrap(f"{PROG}: error: {first}", subsequent_indent="    ", **wrap)
+    for part in more:
+        lines += textwrap.wrap(part, initial_indent="  ", subsequent_indent="    ", **wrap)
+    return "\n".join(lines) + "\n"
 
 
 def _run(args) -> int:

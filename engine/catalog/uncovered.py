@@ -33,7 +33,11 @@ class UncoveredAgent:
     facts: tuple[dict, ...]
 
     def summary(self) -> str:
-        """One paragraph for an error or a note: what it is, what happened, where its docs are."""
+        """Short lines for an error or a note: what it is, what happened, each fact, where its docs are.
+
+        One line per part, because the facts quote sources at length: as one line
+        the Windsurf answer was 866 characters.
+        """
         parts = [f"{self.display_name} ({self.vendor}) is not covered by this catalog."]
         if self.status != "active":
             became = f" {self.status}" + (f"; its successor is {self.successor}" if self.successor else "")
@@ -42,7 +46,7 @@ class UncoveredAgent:
             when = fact["date"] or "date not stated by the source"
             parts.append(f"{when}: {fact['fact']} ({fact['url']})")
         parts.append(f"Its own docs: {self.docs_url}.")
-        return " ".join(parts)
+        return "\n".join(parts)
 
     def to_dict(self) -> dict:
         return {
@@ -103,7 +107,7 @@ class AgentNotCoveredError(UnknownAgentError):
     def __init__(self, text: str, valid: list[str], agent: UncoveredAgent) -> None:
         super().__init__(text, valid, None)
         self.agent = agent
-        self.args = (f"{agent.summary()} Agents this catalog covers: {', '.join(valid)}.",)
+        self.args = (f"{agent.summary()}\nAgents this catalog covers: {', '.join(valid)}.",)
 
     def __str__(self) -> str:
         return self.args[0]
