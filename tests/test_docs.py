@@ -43,3 +43,22 @@ def test_a_list_of_agent_ids_in_the_docs_names_every_agent_or_points_to_the_cata
         for paragraph in prose_paragraphs(path.read_text(encoding="utf-8")):
             named = [i for i in ids if f"`{i}`" in paragraph]
             assert len(named) < 3 or named == ids, f"{path.name}: {paragraph[:200]}"
+
+
+PYPI_INSTALL = re.compile(
+    r"pip install '?agent-capabilities|uvx agent-capabilities|\"agent-capabilities\", \"mcp\""
+    r"|%22agent-capabilities%22%2C%22mcp%22"
+)
+
+
+def test_an_install_from_pypi_is_shown_as_what_works_once_the_package_is_published():
+    """The package is not on PyPI yet: its PyPI forms may appear only beside words saying so."""
+    for path in DOCS:
+        text = re.sub(
+            r"pip install '[^']* @ git\+[^']*'", "", path.read_text(encoding="utf-8")
+        )  # git URLs work now
+        chunks = re.split(r"\n\s*\n", text)
+        for before, chunk in zip(["", *chunks], chunks, strict=False):
+            if PYPI_INSTALL.search(chunk):
+                near = (before + chunk).lower()
+                assert "once" in near and ("publish" in near or "pypi" in near), f"{path.name}: {chunk[:300]}"
