@@ -146,3 +146,10 @@ def test_the_readme_registers_the_command_by_its_path_because_the_quickstart_lea
     commands += re.findall(r'"command": "([^"]+)"', register)
     named = [c for c in commands if c.endswith("agent-capabilities-mcp")]
     assert len(named) >= 3 and all("/" in c for c in named), named
+
+
+def test_hosts_md_gives_the_installed_command_first_and_says_what_uvx_costs_at_each_start():
+    start = HOSTS_MD.read_text(encoding="utf-8").split("## Before you start", 1)[1].split("\n## ", 1)[0]
+    assert start.index("agent-capabilities-mcp") < start.index("uvx")
+    [uvx] = [p for p in re.split(r"\n\s*\n", start) if p.startswith("**uvx.**")]
+    assert re.search(r"adds [\d–-]+ s to every start", uvx) and "installed" in uvx
