@@ -4,14 +4,17 @@
 the same.
 A thin layer over ``engine.answers``: this module reads what each command asks
 about and formats the answer dicts as short text; ``cli_args`` holds the
-argument parser. Errors are one line on stderr, exit 2.
+argument parser. Errors are one line on stderr (a longer explanation follows on
+indented lines), exit 2.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import sys
+import textwrap
 
 from . import package_version
 from .catalog import answers
@@ -46,7 +49,8 @@ def export_catalog() -> dict:
 
 
 def _conf(value: float) -> str:
-    return f"{value:.2f}"
+    """Two decimals, never ``0.00``: a runner-up that small would read as impossible; it prints ``<0.01``."""
+    return f"{value:.2f}" if value >= 0.005 else "<0.01"
 
 
 def _nearest(answer: dict) -> str:
@@ -54,10 +58,9 @@ def _nearest(answer: dict) -> str:
 
 
 def _no_match_text(answer: dict) -> list[str]:
-    return [
-        f"No capability matches '{answer['match']['query']}'. Nearest: {_nearest(answer)}.",
-        answer["note"],
-    ]
+    """The answer's note (it already says nothing matched and what to do), then the nearest names."""
+    nearest = _nearest(answer)
+    return [answer["note"], f"Nearest: {nearest}."] if nearest else [answer["note"]]
 
 
 def _close_call(answer: dict) -> list[str]:
@@ -240,8 +243,20 @@ def sources_scope(words: list[str], agent: str | None) -> tuple[str | None, str 
 # -- running ------------------------------------------------------------------------------------
 
 
+def _stdout_encoding() -> str:
+    return codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name
+
+
+def _json(document, indent: int | None = None) -> str:
+    """JSON for stdout: UTF-8 as is, or escaped (the same JSON) when stdout cannot hold every character."""
+    return json.dumps(document, ensure_ascii=not _stdout_encoding().startswith("utf"), indent=indent)
+
+
 def _write(lines: list[str]) -> None:
-    sys.stdout.write("\n".join(lines) + "\n")
+    """Print lines; a character stdout's encoding lacks (``LC_ALL=C``) prints as ``?``, never a traceback."""
+    text = "\n".join(lines) + "\n"
+    encoding = _stdout_encoding()
+    sys.stdout.write(text.encode(encoding, errors="replace").decode(encoding))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,27 +293,41 @@ def _main(argv: list[str] | None) -> int:
     try:
         return _run(args)
     except EngineError as exc:
-        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        sys.stderr.write(error_text(str(exc)))
         return 2
+
+
+def error_text(message: str, width: int = 100) -> str:
+    """``agent-capabilities: error: ...`` on one line, or, for a message of several parts, wrapped lines.
+
+    Each later part starts an indented line, so a long explanation (an agent the
+    catalog does not cover, with dated facts) stays readable in a terminal.
+    """
+    first, *more = message.splitlines() or [""]
+    if not more:
+        return f"{PROG}: error: {first}\n"
+    wrap = {"width": width, "break_long_words": False, "break_on_hyphens": False}
+    lines = textwrap.wrap(f"{PROG}: error: {first}", subsequent_indent="    ", **wrap)
+    for part in more:
+        lines += textwrap.wrap(part, initial_indent="  ", subsequent_indent="    ", **wrap)
+    return "\n".join(lines) + "\n"
 
 
 def _run(args) -> int:
     as_json = getattr(args, "json", False)
     if args.command == "export":
-        sys.stdout.write(json.dumps(export_catalog(), ensure_ascii=False, indent=2) + "\n")
+        _write([_json(export_catalog(), indent=2)])
         return 0
     if args.command == "match":
         result = match(" ".join(args.query), k=args.k)
-        _write(
-            [json.dumps(result.to_dict(), ensure_ascii=False)] if as_json else format_match(result, args.k)
-        )
+        _write([_json(result.to_dict())] if as_json else format_match(result, args.k))
         return 0
     if args.command == "gaps":
         from .gaps.log import GapLog
         from .gaps.report import format_report, gap_report
 
         report = gap_report(GapLog(), since_days=args.since, agent=args.agent, top=args.top)
-        _write([json.dumps(report, ensure_ascii=False, indent=1)] if as_json else [format_report(report)])
+        _write([_json(report, indent=1)] if as_json else [format_report(report)])
         return 0
     if args.command == "lookup":
         answer, fmt = answers.lookup(args.agent, " ".join(args.capability), surface="cli"), format_lookup
@@ -313,5 +342,5 @@ def _run(args) -> int:
     else:
         agent, capability = sources_scope(args.words, args.agent)
         answer, fmt = answers.get_sources(agent, capability, surface="cli"), format_sources
-    _write([json.dumps(answer, ensure_ascii=False, indent=1)] if as_json else fmt(answer))
+    _write([_json(answer, indent=1)] if as_json else fmt(answer))
     return 0

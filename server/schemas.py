@@ -2,11 +2,12 @@
 
 ``engine/catalog/answers.py`` builds the answers; these types only describe
 them for clients that read ``structuredContent``. They name the top-level keys
-and their types and stop there. Measured with build_scripts/measure/bench_tokens.py,
-``tools/list`` was 917 tokens without output schemas, 4,078 with every nested
-record, source and note described, and 1,350 with these: a cost every client
-pays each session, while the tool descriptions already say what a record holds.
-With ``migrate_between_agents`` added (2026-11-28) it is 1,771, of which that tool is 366.
+and their types and stop there. Measured with build_scripts/measure/bench_tokens.py
+when they were chosen, ``tools/list`` was 917 tokens without output schemas and
+4,078 with every nested record, source and note described; with these it is
+1,795 tokens (cl100k; ``tests/server/test_tool_cost.py`` fails when this figure
+drifts): a cost every client pays each session, while the tool descriptions
+already say what a record holds.
 
 TypedDicts with optional keys say exactly what the engine does: a key that
 depends on the kind of answer (a close call, no match) is absent, not null.

@@ -66,11 +66,14 @@ class CapabilityServer(MCPServer):
     """MCPServer that checks arguments itself, so errors name the argument and the valid values."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        """Every tool error starts like the ones the SDK wraps: ``Error executing tool NAME: ...``."""
         tool = self._tool_manager.get_tool(name)
-        if tool is not None:
-            problem = check_arguments(name, arguments or {}, tool.parameters)
-            if problem:
-                raise ToolError(problem)
+        if tool is None:
+            tools = ", ".join(t.name for t in self._tool_manager.list_tools())
+            raise ToolError(f"Error executing tool {name}: no tool has that name. Tools: {tools}.")
+        problem = check_arguments(name, arguments or {}, tool.parameters)
+        if problem:
+            raise ToolError(f"Error executing tool {name}: {problem}")
         return await super().call_tool(name, arguments, context)
 
 

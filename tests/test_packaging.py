@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 import zipfile
@@ -62,3 +63,31 @@ def test_the_changelog_has_an_unreleased_section_and_one_for_the_package_version
     assert re.search(rf"^## \[{re.escape(version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", text, re.MULTILINE)
     assert re.search(rf"^\[{re.escape(version)}\]: https://\S+/v{re.escape(version)}$", text, re.MULTILINE)
     assert "vX.Y.Z" in text  # the tag scheme is stated
+
+
+def test_the_github_owner_is_one_setting_that_every_mention_agrees_with():
+    from build_scripts.prepare import set_owner
+
+    found = set_owner.mentions()
+    assert {path.name for path, _ in found} >= {"pyproject.toml", "server.json", "README.md", "SECURITY.md"}
+    assert {account for _, account in found} == {set_owner.owner()}
+
+
+def test_setting_the_owner_writes_it_everywhere(tmp_path):
+    from build_scripts.prepare import set_owner
+
+    for pattern in set_owner.FILES:
+        for path in ROOT.glob(pattern):
+            target = tmp_path / path.relative_to(ROOT)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+    assert set_owner.set_owner("some-org", tmp_path)
+    assert set_owner.owner(tmp_path) == "some-org"
+    assert {account for _, account in set_owner.mentions(tmp_path)} == {"some-org"}
+    server_json = json.loads((tmp_path / "server.json").read_text(encoding="utf-8"))
+    assert server_json["name"] == "io.github.some-org/agent-capabilities"
+    assert "mcp-name: io.github.some-org/agent-capabilities" in (tmp_path / "README.md").read_text(
+        encoding="utf-8"
+    )
+    with pytest.raises(ValueError):
+        set_owner.set_owner("not/a name", tmp_path)

@@ -34,7 +34,11 @@ class UncoveredAgent:
     disputes: tuple[dict, ...] = ()  # official sources that contradict each other about this entry
 
     def summary(self) -> str:
-        """One paragraph for an error or a note: what it is, what happened, where its docs are."""
+        """Short lines for an error or a note: what it is, what happened, each fact, where its docs are.
+
+        One line per part, because the facts quote sources at length: as one line
+        the Windsurf answer was 866 characters.
+        """
         parts = [f"{self.display_name} ({self.vendor}) is not covered by this catalog."]
         if self.status != "active":
             became = f" {self.status}" + (f"; its successor is {self.successor}" if self.successor else "")
@@ -46,7 +50,7 @@ class UncoveredAgent:
             urls = ", ".join(s["url"] for s in dispute["sources"])
             parts.append(f"Disputed ({dispute['field']}): {dispute['note']} ({urls})")
         parts.append(f"Its own docs: {self.docs_url}.")
-        return " ".join(parts)
+        return "\n".join(parts)
 
     def to_dict(self) -> dict:
         return {
@@ -112,7 +116,7 @@ class AgentNotCoveredError(UnknownAgentError):
     def __init__(self, text: str, valid: list[str], agent: UncoveredAgent) -> None:
         super().__init__(text, valid, None)
         self.agent = agent
-        self.args = (f"{agent.summary()} Agents this catalog covers: {', '.join(valid)}.",)
+        self.args = (f"{agent.summary()}\nAgents this catalog covers: {', '.join(valid)}.",)
 
     def __str__(self) -> str:
         return self.args[0]

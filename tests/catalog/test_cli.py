@@ -189,6 +189,32 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(capsys, monkeypatch,
     assert capsys.readouterr().err == ""
 
 
+def ascii_stdout() -> io.TextIOWrapper:
+    """stdout as under LC_ALL=C or PYTHONIOENCODING=ascii: any other character raises."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+
+
+@pytest.mark.parametrize(
+    "argv", [["lookup", "claude", "é mcp"], ["gaps"], ["lookup", "claude", "é mcp", "--json"], ["export"]]
+)
+def test_an_ascii_stdout_gets_the_answer_not_a_traceback(capsys, monkeypatch, tmp_path, argv):
+    monkeypatch.setenv("AGENT_CAPABILITIES_DB", str(tmp_path / "g.db"))
+    from engine import gaps
+    from engine.gaps.log import GapLog
+
+    gaps.request_capability(GapLog(), "résumé export as PDF", "claude")
+    out = ascii_stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(argv) == 0
+    out.flush()
+    text = out.buffer.getvalue().decode("ascii")
+    assert text.strip()
+    if "--json" in argv or argv == ["export"]:
+        json.loads(text)  # escaped, so the same JSON a UTF-8 terminal gets
+    if argv == ["gaps"]:
+        assert "r?sum? export" in text
+
+
 def usage_failure(capsys, argv: list[str]) -> str:
     """stderr of a command that must fail with exit code 2 and a single line."""
     try:
@@ -318,3 +344,31 @@ def test_help_names_the_environment_variables(capsys):
     for name in ("AGENT_CAPABILITIES_DB", "AGENT_CAPABILITIES_VECTORS", "AGENT_CAPABILITIES_CACHE"):
         assert name in text
     assert "AGENT_CAPABILITIES_DB" in help_text(capsys, ["gaps"])
+
+
+def test_no_match_says_so_once_and_then_names_the_nearest(capsys):
+    assert main(["lookup", "claude", "order", "a", "pizza"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("order a pizza") == 1 and out.lower().count("matches") == 1
+    assert out.splitlines()[-1].startswith("Nearest: ")
+
+
+def test_a_runner_up_near_zero_prints_as_under_one_hundredth_never_as_zero():
+    from engine.cli import format_match
+    from engine.matching.results import Candidate, Match
+
+    candidates = [Candidate("a", "Extended Thinking", 0.996), Candidate("b", "Plan Mode", 0.004)]
+    result = Match("think longer", "Extended Thinking", "a", 0.996, "semantic", candidates)
+    lines = format_match(result, k=3)
+    assert lines[1] == "  2. Plan Mode (<0.01)" and "0.00" not in "".join(lines)
+    nothing = Match("pizza", None, None, 0.0, "none", candidates[1:])
+    assert format_match(nothing, k=3) == ["no match (nearest: Plan Mode (<0.01))"]
+
+
+def test_a_not_covered_agent_is_explained_in_short_lines(capsys):
+    assert main(["lookup", "windsurf", "mcp"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("agent-capabilities: error: Windsurf") and "not covered" in lines[0]
+    assert len(lines) > 3 and all(len(line) <= 100 for line in lines)
+    assert all(line.startswith("  ") for line in lines[1:])  # one error, not several
+    assert any("Devin Desktop" in line for line in lines) and any("https://" in line for line in lines)

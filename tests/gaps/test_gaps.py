@@ -15,7 +15,7 @@ from build_scripts.prepare import calibrate_gap_grouping, seed_gaps_demo
 from engine import answers, gaps
 from engine.errors import GapLogError, InvalidQueryError, RateLimitError, UnknownAgentError
 from engine.gaps.log import SCHEMA_VERSION, GapLog
-from engine.gaps.report import GROUP_THRESHOLD, format_report, gap_report, group_phrasings
+from engine.gaps.report import GROUP_THRESHOLD, NEAR_CONFIDENCE, format_report, gap_report, group_phrasings
 from engine.matching.index import default_encoder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -580,6 +580,20 @@ def test_report_classifies_uncataloged_and_agent_lacks(gap_log):
     assert lacks["availableIn"] == HAVE_COMPLETION
     assert by_text["jupyter notebooks"]["classification"]["kind"] == "uncataloged"
     assert set(by_text["jupyter notebooks"]["nearest"]) == {"name", "matchConfidence"}
+
+
+def test_a_miss_close_to_a_capability_is_near_it_not_an_uncataloged_need(gap_log):
+    gap_log.record_miss("run tasks in the background", tool="lookup_capability", agent="cursor")
+    gap_log.record_miss("jupyter notebooks", tool="lookup_capability")
+    by_text = {g["representative"]: g for g in gap_report(gap_log)["gaps"]}
+    near = by_text["run tasks in the background"]
+    assert near["nearest"]["matchConfidence"] >= NEAR_CONFIDENCE  # a miss, but a close one
+    assert near["classification"]["kind"] == "near_capability"
+    assert near["classification"]["capability"] == near["nearest"]["name"]
+    assert "uncataloged" not in near["classification"]["label"]
+    far = by_text["jupyter notebooks"]
+    assert far["nearest"]["matchConfidence"] < NEAR_CONFIDENCE
+    assert far["classification"]["kind"] == "uncataloged"
 
 
 def test_report_filters_by_days_and_agent(gap_log, clock):

@@ -73,15 +73,62 @@ def test_there_is_a_stdio_and_a_streamable_http_package():
     assert [p["transport"]["type"] for p in SERVER_JSON["packages"]] == ["stdio", "streamable-http"]
 
 
+def argument_value(argument: dict) -> str:
+    """What a registry client passes for an argument left at its defaults."""
+    value = argument.get("value", argument.get("default", ""))
+    for name, variable in argument.get("variables", {}).items():
+        value = value.replace("{" + name + "}", variable["default"])
+    return value
+
+
 def command_line(package: dict) -> list[str]:
-    """The arguments a registry client passes after `uvx agent-capabilities`, with variable defaults."""
+    """The arguments a registry client passes after `uvx agent-capabilities`, with defaults."""
     argv = []
     for argument in package.get("packageArguments", []):
-        value = argument.get("value", "")
-        for name, variable in argument.get("variables", {}).items():
-            value = value.replace("{" + name + "}", variable["default"])
+        value = argument_value(argument)
         argv += [argument["name"], value] if argument["type"] == "named" else [value]
     return argv
+
+
+def available_variables(package: dict) -> set[str]:
+    """What a package's transport URL may refer to, as the registry's validator collects it.
+
+    modelcontextprotocol/registry, ``collectAvailableVariables``: each environment
+    variable's name, and each runtime or package argument's ``name`` and ``valueHint``,
+    taken verbatim (so ``--port`` is available, ``port`` only as a valueHint).
+    """
+    names = {v["name"] for v in package.get("environmentVariables", [])}
+    for argument in package.get("runtimeArguments", []) + package.get("packageArguments", []):
+        names |= {argument[key] for key in ("name", "valueHint") if argument.get(key)}
+    return names
+
+
+def braces(text: str) -> set[str]:
+    return set(re.findall(r"{([^{}]+)}", text))
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_every_url_variable_names_an_argument_or_environment_variable(index):
+    package = SERVER_JSON["packages"][index]
+    assert braces(package["transport"].get("url", "")) <= available_variables(package)
+
+
+def test_every_header_placeholder_is_one_of_the_headers_own_variables():
+    """Braces a header's ``variables`` do not define are sent as they are (the schema's rule)."""
+    headers = [h for p in SERVER_JSON["packages"] for h in p["transport"].get("headers", [])]
+    assert headers
+    for header in headers:
+        assert braces(header.get("value", "")) <= set(header.get("variables", {})), header["name"]
+
+
+def url_for(package: dict) -> str:
+    """The transport URL with each ``{variable}`` filled from the argument that provides it."""
+    url = package["transport"]["url"]
+    for argument in package.get("packageArguments", []):
+        for key in ("name", "valueHint"):
+            if argument.get(key):
+                url = url.replace("{" + argument[key] + "}", argument_value(argument))
+    return url
 
 
 @pytest.mark.parametrize("index", [0, 1])
@@ -95,13 +142,12 @@ def test_each_package_starts_the_server_with_options_it_accepts(monkeypatch, ind
     [options] = started
     assert options.transport == package["transport"]["type"]
     if options.transport == "streamable-http":
-        url = package["transport"]["url"].replace("{port}", str(options.port))
-        assert url == f"http://{options.host}:{options.port}/mcp"
+        assert url_for(package) == f"http://{options.host}:{options.port}/mcp"
 
 
 def test_every_environment_variable_is_one_the_server_documents():
     names = {v["name"] for p in SERVER_JSON["packages"] for v in p.get("environmentVariables", [])}
     assert names and all(name in server.ENVIRONMENT for name in names)
-    token = "AGENT_CAPABILITIES_TOKEN"
     [header] = SERVER_JSON["packages"][1]["transport"]["headers"]
-    assert header["value"] == f"Bearer {{{token}}}" and header["isSecret"] is True
+    assert header["value"] == "Bearer {token}" and header["isSecret"] is True
+    assert header["variables"]["token"]["isSecret"] is True

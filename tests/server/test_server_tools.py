@@ -487,3 +487,18 @@ async def test_a_wrong_type_names_the_argument_and_the_expected_type(client):
 async def test_compare_with_an_empty_agent_list_is_an_error_that_says_to_omit_it(client, catalog):
     text = await tool_error(client, "compare_capability", capability="mcp", agents=[])
     assert "omit it" in text and all(a in text for a in catalog.agent_ids)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("lookup_capability", {"agent": "gemni", "capability": "mcp"}),  # the engine refuses it
+        ("lookup_capability", {"agnet": "claude", "capability": "mcp"}),  # the argument check refuses it
+        ("compare_capability", {"capability": 5}),
+        ("lookup_capabilities", {"agent": "claude", "capability": "mcp"}),  # no such tool
+    ],
+)
+async def test_every_tool_error_starts_with_the_same_prefix(client, tool, arguments):
+    text = await tool_error(client, tool, **arguments)
+    assert text.startswith(f"Error executing tool {tool}: ")
+    assert text.count("Error executing tool") == 1
