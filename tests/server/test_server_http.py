@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[2]
-TOKEN = "secret"
+TOKEN = "a-test-token-of-32-characters-xx"
 STARTUP_TIMEOUT = 15
 CALL_TIMEOUT = 60
 MCP_HEADERS = {

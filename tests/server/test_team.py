@@ -31,7 +31,7 @@ from tests.server.test_server_http import MCP_HEADERS, free_port, rpc_result
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY_POINT = Path(sys.executable).with_name("agent-capabilities-mcp")
-TOKEN = "team-token"
+TOKEN = "team-token-for-the-replica-tests"
 BALANCER = "lb.test:8080"  # the name clients use; each replica accepts it with --allow-host
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
