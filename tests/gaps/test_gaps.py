@@ -660,3 +660,18 @@ def test_seeded_demo_top_gaps_are_the_seeded_needs(tmp_path):
     problems, _ = seed_gaps_demo.check(report)
     assert 150 <= events <= 250
     assert problems == []
+
+
+def test_the_log_is_created_private_to_its_owner(tmp_path):
+    # It holds what users asked, and their context: others on the machine must not read it.
+    db = tmp_path / "new-dir" / "gaps.sqlite3"
+    old = os.umask(0o022)  # the usual umask, under which SQLite alone creates the file 0644
+    try:
+        with GapLog(db, enabled=True) as log:
+            assert log.record_request("voice input").recorded
+            files = [p for p in db.parent.iterdir() if p.name.startswith(db.name)]
+            modes = {p.name: p.stat().st_mode & 0o777 for p in files}
+    finally:
+        os.umask(old)
+    assert db.name in modes and set(modes.values()) == {0o600}, modes
+    assert db.parent.stat().st_mode & 0o777 == 0o700

@@ -230,16 +230,14 @@ def test_invalid_lines_get_json_rpc_errors_not_silence():
     assert proc.stderr.count("answered an invalid message") == 4
 
 
-def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path):
-    caps = json.loads((data_copy / "capabilities.json").read_text())
-    del caps["capabilities"][0]["summary"]
-    (data_copy / "capabilities.json").write_text(json.dumps(caps))
+def start_on(data_dir: Path) -> subprocess.CompletedProcess:
+    """Start the stdio server on a copy of the catalog data, with one request on stdin."""
     script = (
         "import sys, engine.catalog.model as c; c.DATA_DIR = c.Path(sys.argv[1]); "
         "import server; raise SystemExit(server.main([]))"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script, str(data_copy)],
+    return subprocess.run(
+        [sys.executable, "-c", script, str(data_dir)],
         cwd=ROOT,
         env={**os.environ, **server_env()},
         input=json.dumps(INIT) + "\n",
@@ -247,11 +245,28 @@ def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path)
         text=True,
         timeout=TIMEOUT,
     )
+
+
+def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path):
+    caps = json.loads((data_copy / "capabilities.json").read_text())
+    del caps["capabilities"][0]["summary"]
+    (data_copy / "capabilities.json").write_text(json.dumps(caps))
+    proc = start_on(data_copy)
     assert proc.returncode == 1
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "capabilities.json" in lines[0] and "summary" in lines[0] and "Agent Mode" in lines[0]
+
+
+def test_a_truncated_uncovered_file_stops_the_server_with_one_line(data_copy):
+    path = data_copy / "uncovered.json"
+    path.write_bytes(path.read_bytes()[:100])
+    proc = start_on(data_copy)
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "cannot start" in lines[0] and "uncovered.json" in lines[0]
 
 
 def test_every_request_with_an_id_is_answered_even_with_lone_surrogates_or_deep_nesting():
