@@ -155,22 +155,29 @@ class RecordStatus:
 
 
 class _RateLimiter:
-    """At most ``limit`` events per ``window`` seconds (a sliding window)."""
+    """At most ``limit`` recorded writes per ``window`` seconds (a sliding window).
+
+    ``allows`` only looks; ``spend`` counts a write once it has landed. A write
+    skipped while the database was out of reach costs nothing, so the budget is
+    whole again when it comes back (an outage of a minute used to leave every
+    request refused for the next minute).
+    """
 
     def __init__(self, limit: int | None, window: float) -> None:
         self.limit = limit
         self.window = window
         self._times: deque[float] = deque()
 
-    def allow(self, now: float) -> bool:
+    def allows(self, now: float) -> bool:
         if self.limit is None:
             return True
         while self._times and self._times[0] <= now - self.window:
             self._times.popleft()
-        if len(self._times) >= self.limit:
-            return False
-        self._times.append(now)
-        return True
+        return len(self._times) < self.limit
+
+    def spend(self, now: float) -> None:
+        if self.limit is not None:
+            self._times.append(now)
 
 
 def _nearest_json(nearest: Iterable[dict] | None) -> str:
@@ -193,7 +200,7 @@ class GapLog:
     ``AGENT_CAPABILITIES_DB``, else the user's data directory); a file is
     created on the first write, never when recording is off. ``clock``
     returns Unix seconds (tests inject one to cross the 24-hour dedup
-    window); ``rate_limit`` is writes per ``rate_window`` seconds for each of
+    window); ``rate_limit`` is recorded writes per ``rate_window`` seconds for each of
     the two tables, in this process (None: no limit). Raises ``GapLogError``
     at once for a PostgreSQL URL when psycopg is not installed and recording is on.
     """
@@ -277,7 +284,7 @@ class GapLog:
         if not self.enabled:
             return RecordStatus(False, reason=self.disabled_reason)
         now = self.clock()
-        if not self._limits["requests"].allow(now):
+        if not self._limits["requests"].allows(now):
             limiter = self._limits["requests"]
             raise RateLimitError(
                 f"too many capability requests: at most {limiter.limit} per {limiter.window:g} seconds "
@@ -306,7 +313,7 @@ class GapLog:
         now = self.clock()
         if self._waiting_for_lock(now):
             return RecordStatus(False, reason=self._busy_reason)
-        if not self._limits["misses"].allow(now):
+        if not self._limits["misses"].allows(now):
             return RecordStatus(False, reason="rate limit reached; miss not recorded")
         key = (normalize(text), agent, tool)
         wait = min(self.busy_timeout, MISS_BUSY_TIMEOUT)
@@ -332,6 +339,7 @@ class GapLog:
             except GapLogError as exc:
                 self._disable(f"cannot write to {self.location} ({exc})")
                 return RecordStatus(False, reason=self.disabled_reason)
+            self._limits[table].spend(now)  # only what was recorded counts against the limit
             if self._busy_since is not None:
                 self._busy_since = None
                 log.warning("capability gap recording resumed: %s can be written again", self.location)

@@ -14,7 +14,7 @@ import engine
 from build_scripts.prepare import calibrate_gap_grouping, seed_gaps_demo
 from engine import answers, gaps
 from engine.errors import GapLogError, InvalidQueryError, RateLimitError, UnknownAgentError
-from engine.gaps.log import SCHEMA_VERSION, GapLog
+from engine.gaps.log import BUSY_RETRY_SECONDS, SCHEMA_VERSION, GapLog
 from engine.gaps.report import GROUP_THRESHOLD, format_report, gap_report, group_phrasings
 from engine.matching.index import default_encoder
 
@@ -276,6 +276,30 @@ def test_rate_limit_raises_a_clear_error_for_requests_and_recovers(db, clock):
     clock.advance(61 / 3600)
     assert log.record_request("after the window").recorded
     assert len(rows(db)) == 4
+
+
+def test_writes_skipped_while_the_database_is_locked_do_not_count_against_the_rate_limit(gap_log, db, clock):
+    # The audit's outage: requests answered "not recorded" used up the budget, and for a minute after the
+    # database came back every request was refused as too many.
+    gap_log.record_request("the file exists")
+    log = GapLog(db, enabled=True, clock=clock, rate_limit=2, busy_timeout=0.05)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        skipped = [log.record_request(f"need {i}") for i in range(3)]
+        skipped += [log.record_miss(f"miss {i}", tool="lookup_capability") for i in range(3)]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert not any(status.recorded for status in skipped)
+    clock.advance(BUSY_RETRY_SECONDS / 3600)  # past the pause silent misses take after a lock
+    assert [log.record_request(f"after {i}").recorded for i in range(2)] == [True, True]
+    assert [log.record_miss(f"after {i}", tool="lookup_capability").recorded for i in range(2)] == [
+        True,
+        True,
+    ]
+    with pytest.raises(RateLimitError):  # what was recorded still counts
+        log.record_request("one too many")
 
 
 def test_rate_limit_never_raises_for_silent_misses(db, clock):
