@@ -8,6 +8,7 @@ read, and names the agents the catalog holds in the tool descriptions.
 import json
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -75,8 +76,18 @@ class CapabilityServer(MCPServer):
 
 
 def _warm_engine() -> None:
+    """Load the encoder, and keep trying while a transient failure (out of file descriptors) lasts.
+
+    Without the retries here the next try would wait for a lookup to make it,
+    and that lookup would pay for the load.
+    """
     try:
-        capability_index().warm()
+        index = capability_index()
+        while not index.warm():
+            wait = index.retry_in()
+            if wait is None:  # on, or off for good (broken files): nothing to wait for
+                return
+            time.sleep(wait)
     except Exception:  # noqa: BLE001 - a failed warm-up is retried, and reported, on first use
         log.debug("engine warm-up failed", exc_info=True)
 

@@ -7,6 +7,7 @@ use so importing the engine stays cheap.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -25,7 +26,38 @@ log = logging.getLogger("engine")
 
 
 class EncoderUnavailableError(EngineError):
-    """The encoder files are missing, corrupt or cannot be loaded."""
+    """The encoder files are missing, corrupt or cannot be loaded.
+
+    ``transient`` is True when the cause is a shortage that passes (out of
+    file descriptors or memory): the index then tries again later instead of
+    matching lexically for the life of the process.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+# A flood of connections during warm-up can take every file descriptor for a few seconds.
+TRANSIENT_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
+_TRANSIENT_TEXTS = tuple(os.strerror(code) for code in TRANSIENT_ERRNOS)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when ``exc``, or what caused it, is a shortage that passes (EMFILE, ENFILE, EAGAIN, ENOMEM).
+
+    onnxruntime and tokenizers report such errors as text of their own, and an
+    import that fails for want of a descriptor as an ImportError, so the
+    message is read as well as the errno.
+    """
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and exc.errno in TRANSIENT_ERRNOS:
+            return True
+        if isinstance(exc, MemoryError) or any(text in str(exc) for text in _TRANSIENT_TEXTS):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def sha256_file(path: Path) -> str:
@@ -116,12 +148,20 @@ class Encoder:
                 manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
                 files = manifest["files"]
             except (OSError, ValueError, KeyError) as exc:
-                raise EncoderUnavailableError(f"{manifest_path} is unreadable: {exc}") from exc
+                raise EncoderUnavailableError(
+                    f"{manifest_path} is unreadable: {exc}", transient=is_transient(exc)
+                ) from exc
             for name, expected in files.items():
                 path = self.directory / name
                 if not path.is_file():
                     raise EncoderUnavailableError(f"encoder file missing: {path}")
-                if file_sha256(path) != expected:
+                try:
+                    digest = file_sha256(path)
+                except OSError as exc:
+                    raise EncoderUnavailableError(
+                        f"cannot read {path}: {exc}", transient=is_transient(exc)
+                    ) from exc
+                if digest != expected:
                     raise EncoderUnavailableError(
                         f"encoder file {path} does not match its sha256 in manifest.json "
                         "(corrupt or replaced); reinstall or re-export it"
@@ -142,7 +182,9 @@ class Encoder:
                 threads = self._threads_now()
                 session = self._open_session(threads)
             except Exception as exc:  # noqa: BLE001 - any load failure means "no encoder"
-                raise EncoderUnavailableError(f"cannot load the ONNX encoder: {exc}") from exc
+                raise EncoderUnavailableError(
+                    f"cannot load the ONNX encoder: {exc}", transient=is_transient(exc)
+                ) from exc
             self._inputs = {i.name for i in session.get_inputs()}
             self._tokenizer = tokenizer
             self.manifest = manifest

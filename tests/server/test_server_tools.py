@@ -476,3 +476,23 @@ async def test_a_wrong_type_names_the_argument_and_the_expected_type(client):
 async def test_compare_with_an_empty_agent_list_is_an_error_that_says_to_omit_it(client, catalog):
     text = await tool_error(client, "compare_capability", capability="mcp", agents=[])
     assert "omit it" in text and all(a in text for a in catalog.agent_ids)
+
+
+def test_the_warm_up_keeps_trying_while_a_transient_failure_lasts(monkeypatch):
+    from server import server as server_module
+
+    class Index:
+        def __init__(self) -> None:
+            self.tries = 0
+
+        def warm(self) -> bool:
+            self.tries += 1
+            return self.tries == 3  # out of file descriptors twice, then loaded
+
+        def retry_in(self) -> float | None:
+            return 0.0
+
+    index = Index()
+    monkeypatch.setattr(server_module, "capability_index", lambda: index)
+    server_module._warm_engine()
+    assert index.tries == 3
