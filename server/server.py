@@ -230,13 +230,19 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
         mime_type="application/json",
     )
     def gap_report() -> str:
-        try:
-            return _dump(gapreport.gap_report(gap_log))
-        except EngineError as exc:
-            return _dump({"error": str(exc)})
+        return _dump(_client_report(gap_log))
 
     _drop_unused_methods(server)
     return server
+
+
+def _client_report(gap_log: GapLog) -> dict:
+    """The gap report as clients see it: the database's kind, not its path or host (those go to stderr)."""
+    try:
+        return {**gapreport.gap_report(gap_log), "database": gap_log.kind}
+    except EngineError as exc:
+        log.warning("gaps://report: %s", exc)
+        return {"error": "the gap log cannot be read (the server's stderr says why)"}
 
 
 def _drop_unused_methods(

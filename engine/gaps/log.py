@@ -48,6 +48,9 @@ MAX_ROWS = 100_000
 BUSY_TIMEOUT = 1.0
 MISS_BUSY_TIMEOUT = 0.25
 BUSY_RETRY_SECONDS = 10.0
+# What a client is told when the log cannot be used: never the file's path or the database's host, which
+# would show every token holder the server's user name and layout. The warning on stderr has them.
+UNWRITABLE = "the gap log cannot be written, so recording is off (the warning on stderr says why)"
 
 
 def default_db_path() -> Path:
@@ -217,8 +220,10 @@ class GapLog:
         busy_timeout: float = BUSY_TIMEOUT,
     ) -> None:
         self._store = open_store(location)
-        # The SQLite file, or None for PostgreSQL; ``location`` names either (a URL's password hidden).
+        # The SQLite file, or None for PostgreSQL; ``location`` names either (a URL's password hidden),
+        # for the log and a maintainer's terminal; ``kind`` is all a client is told.
         self.path = self._store.path if isinstance(self._store, SqliteStore) else None
+        self.kind = "sqlite" if isinstance(self._store, SqliteStore) else "postgresql"
         self.location: str = self._store.where
         self.enabled = not logging_disabled() if enabled is None else bool(enabled)
         self.disabled_reason = None if self.enabled else "recording is turned off"
@@ -238,13 +243,14 @@ class GapLog:
 
     # -- connection -------------------------------------------------------
 
-    def _disable(self, reason: str) -> None:
+    def _disable(self, reason: str, detail: str) -> None:
+        """Turn recording off: callers are told ``reason``; ``detail``, with the location, is logged."""
         self.enabled = False
         self.disabled_reason = reason
         self._store.drop()
         if not self._warned:
             self._warned = True
-            log.warning("capability gap recording is off: %s", reason)
+            log.warning("capability gap recording is off: %s", detail)
 
     def close(self) -> None:
         """Let go of the database; a SQLite file gets its WAL folded back in first (see ``SqliteStore``).
@@ -333,11 +339,13 @@ class GapLog:
                 count = self._store.write(table, key, row, now, wait, self.max_rows)
             except StoreBusy as exc:
                 if self._busy_since is None:
-                    log.warning("capability gap recording is paused: %s (%s)", exc.reason, exc)
+                    log.warning(
+                        "capability gap recording is paused: %s: %s (%s)", self.location, exc.reason, exc
+                    )
                 self._busy_since, self._busy_reason = now, exc.reason
                 return RecordStatus(False, reason=exc.reason)
             except GapLogError as exc:
-                self._disable(f"cannot write to {self.location} ({exc})")
+                self._disable(UNWRITABLE, f"cannot write to {self.location} ({exc})")
                 return RecordStatus(False, reason=self.disabled_reason)
             self._limits[table].spend(now)  # only what was recorded counts against the limit
             if self._busy_since is not None:

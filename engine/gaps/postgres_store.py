@@ -194,7 +194,7 @@ class PostgresStore:
                 return self._attempt(table, key, row, now, wait, max_rows)
         except psycopg.OperationalError as exc:
             self.drop()  # the connection may be gone: the next write reconnects
-            reason = f"{self.where} cannot be reached or is busy; recording resumes once it answers"
+            reason = "the gap-log database cannot be reached or is busy; recording resumes once it answers"
             raise StoreBusy(reason, " ".join(str(exc).split())) from exc
         except psycopg.Error as exc:
             raise GapLogError(" ".join(str(exc).split())) from exc

@@ -158,7 +158,7 @@ class SqliteStore:
             return count
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
-                reason = f"{self.path} is locked by another program; recording resumes once it is free"
+                reason = "the gap log is locked by another program; recording resumes once it is free"
                 raise StoreBusy(reason, str(exc)) from exc
             raise GapLogError(str(exc)) from exc
         except (sqlite3.Error, OSError) as exc:

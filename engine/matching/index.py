@@ -185,7 +185,7 @@ class Index:
             try:
                 self._semantic_state = self._build_semantic()
             except EncoderUnavailableError as exc:
-                self._semantic_problem = str(exc)
+                self._semantic_problem = exc.reason  # the full message, with paths, goes to the log only
                 if exc.transient:
                     self._retry_later(exc)
                 else:
