@@ -31,6 +31,8 @@ from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .messages import triage
+
 try:  # imported now: once file descriptors run out, importing a module fails too
     import resource
 except ImportError:  # Windows
@@ -45,6 +47,7 @@ BODY_TIMEOUT = float(os.environ.get(TIMEOUT_ENV) or 10)  # seconds to receive a 
 HEADER_TIMEOUT = BODY_TIMEOUT  # seconds from connect, or from the last response, to a complete request head
 KEEP_ALIVE_TIMEOUT = 5  # idle seconds between requests on one connection
 STREAM_LIMIT = 300.0  # longest a single response (e.g. an idle GET stream) may stay open
+MCP_PATH = "/mcp"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 WILDCARDS = {"0.0.0.0", "::"}
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -286,7 +289,7 @@ class Gate:
             )
             return
         if scope.get("method") == "POST":
-            receive = await self._buffered_body(receive, send)
+            receive = await self._buffered_body(receive, send, checked=path.rstrip("/") == MCP_PATH)
             if receive is None:
                 return
         try:
@@ -341,8 +344,15 @@ class Gate:
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token)
 
     @staticmethod
-    async def _buffered_body(receive, send):
-        """Read the whole body within the size and time limits; None when a refusal was sent."""
+    async def _buffered_body(receive, send, *, checked: bool = False):
+        """Read the whole body within the size and time limits; None when a refusal was sent.
+
+        ``checked``: the body is a JSON-RPC message for the MCP app, which goes
+        through ``triage`` as a stdio line does. The SDK would answer a batch
+        with pydantic's text, an id that is an object with 202 and no body, and
+        a lone surrogate escape with a 400; each gets a JSON-RPC error naming
+        the problem (with the id when it can be read) or is served.
+        """
         chunks, size = [], 0
         try:
             async with asyncio.timeout(BODY_TIMEOUT):
@@ -362,6 +372,10 @@ class Gate:
             await _respond(send, 408, {"error": f"request body not received within {BODY_TIMEOUT:.0f} s"})
             return None
         body = b"".join(chunks)
+        if checked:
+            body = await _checked_message(body, send)
+            if body is None:
+                return None
         sent = False
 
         async def replay():
@@ -372,6 +386,24 @@ class Gate:
             return await receive()
 
         return replay
+
+
+async def _checked_message(body: bytes, send) -> bytes | None:
+    """The body to hand to the MCP app (maybe repaired), or None when an error reply was sent."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        await _respond(send, 400, _rpc_error(-32700, f"Parse error: the body is not UTF-8 ({exc.reason})"))
+        return None
+    passed, reply, _ = triage(text, unit="request")
+    if reply is not None:
+        await _respond(send, 400, json.loads(reply))
+        return None
+    return body if passed is None or passed == text else passed.encode("utf-8")
+
+
+def _rpc_error(code: int, message: str) -> dict:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
 class BoundedH11Protocol(H11Protocol):
@@ -504,6 +536,10 @@ def http_app(server: MCPServer, *, host: str, port: int, token: str | None, allo
     # Stateless, with plain JSON answers: no session lives in one replica's memory, so any replica can
     # answer any request behind a round-robin balancer, and no proxy has an event stream to buffer.
     app = server.streamable_http_app(
-        transport_security=security, host=host, stateless_http=True, json_response=True
+        streamable_http_path=MCP_PATH,
+        transport_security=security,
+        host=host,
+        stateless_http=True,
+        json_response=True,
     )
     return Gate(app, bind_host=host, port=port, allowed_hosts=allowed_hosts, token=token)

@@ -399,3 +399,44 @@ def test_ctrl_c_with_a_request_still_open_exits_cleanly(tmp_path):
                 proc.wait(timeout=10)
     text = log.read_text()
     assert "Traceback" not in text and "terminate called" not in text and "ERROR" not in text, text
+
+
+def post_text(url: str, text: str) -> httpx2.Response:
+    return httpx2.post(url, content=text.encode(), headers=MCP_HEADERS, timeout=CALL_TIMEOUT)
+
+
+def test_a_batch_gets_a_json_rpc_error_saying_batches_are_not_supported(open_server):
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    response = post_text(open_server, json.dumps(batch))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600 and "batches are not supported" in error["message"]
+    assert "validation error" not in response.text.lower()  # no pydantic text
+
+
+def test_an_id_that_is_an_object_gets_a_json_rpc_error_not_an_empty_202(open_server):
+    response = post_text(open_server, json.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600 and error["message"].endswith(
+        "id must be a string or an integer, got an object"
+    )
+
+
+def test_a_body_nested_past_the_parser_is_refused_with_its_id(open_server):
+    deep = '{"a":' * 1000 + "1" + "}" * 1000
+    response = post_text(open_server, '{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": ' + deep + "}")
+    assert response.status_code == 400 and response.json()["id"] == 4
+
+
+def test_a_byte_order_mark_or_a_lone_surrogate_escape_is_served(open_server):
+    ping = rpc_result(
+        post_text(open_server, "\ufeff" + json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
+    )
+    assert ping == {}
+    cut = {
+        **LOOKUP_MCP,
+        "params": {**LOOKUP_MCP["params"], "arguments": {"agent": "claude", "capability": "mcp \ud800"}},
+    }
+    result = rpc_result(post_text(open_server, json.dumps(cut)))
+    assert "\ufffd" in json.loads(result["content"][0]["text"])["match"]["query"]
