@@ -51,6 +51,7 @@ WRITE_TIMEOUT = BODY_TIMEOUT  # seconds a response may wait for a client that ha
 MAX_PIPELINED = 16  # requests in a row sent before the previous answer, after which the connection closes
 STREAM_LIMIT = 300.0  # longest a single response (e.g. an idle GET stream) may stay open
 MCP_PATH = "/mcp"
+INLINE_CHECK = 1 << 16  # bodies up to this size are checked on the event loop (a tool call is ~300 bytes)
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 WILDCARDS = {"0.0.0.0", "::"}
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -398,7 +399,10 @@ async def _checked_message(body: bytes, send) -> bytes | None:
     except UnicodeDecodeError as exc:
         await _respond(send, 400, _rpc_error(-32700, f"Parse error: the body is not UTF-8 ({exc.reason})"))
         return None
-    passed, reply, _ = triage(text, unit="request")
+    if len(text) > INLINE_CHECK:  # a deep megabyte takes ~0.4 s to scan: not on the event loop
+        passed, reply, _ = await asyncio.to_thread(triage, text, unit="request")
+    else:
+        passed, reply, _ = triage(text, unit="request")
     if reply is not None:
         await _respond(send, 400, json.loads(reply))
         return None

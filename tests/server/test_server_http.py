@@ -423,9 +423,10 @@ def test_an_id_that_is_an_object_gets_a_json_rpc_error_not_an_empty_202(open_ser
     )
 
 
-def test_a_body_nested_past_the_parser_is_refused_with_its_id(open_server):
-    deep = '{"a":' * 1000 + "1" + "}" * 1000
-    response = post_text(open_server, '{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": ' + deep + "}")
+@pytest.mark.parametrize("depth", [1000, 20_000])  # the larger body is checked off the event loop
+def test_a_body_nested_past_the_parser_is_refused_with_its_id(open_server, depth):
+    deep = '{"a":' * depth + "1" + "}" * depth
+    response = post_text(open_server, '{"jsonrpc": "2.0", "method": "ping", "params": ' + deep + ', "id": 4}')
     assert response.status_code == 400 and response.json()["id"] == 4
 
 
