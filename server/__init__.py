@@ -10,10 +10,11 @@ import sys
 from typing import NoReturn
 
 TOKEN_ENV = "AGENT_CAPABILITIES_TOKEN"
+MIN_TOKEN_CHARS = 16
 ENVIRONMENT = """\
 environment variables:
   AGENT_CAPABILITIES_TOKEN         bearer token every HTTP client must send; required with a --host
-                                   that is not loopback
+                                   that is not loopback; at least 16 characters
   AGENT_CAPABILITIES_DB            the gap log: a SQLite file (default: the user data directory), or
                                    postgresql://USER:PASSWORD@HOST:PORT/DB, one log shared by replicas
                                    (needs: pip install 'agent-capabilities[postgres]')
@@ -80,7 +81,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
             "examples:\n"
             "  agent-capabilities-mcp                                  # stdio, for a host that starts it\n"
             "  agent-capabilities-mcp --transport http --port 8000     # http://127.0.0.1:8000/mcp\n"
-            "  AGENT_CAPABILITIES_TOKEN=secret agent-capabilities-mcp --transport http\n\n"
+            "  AGENT_CAPABILITIES_TOKEN=$(openssl rand -hex 32) agent-capabilities-mcp --transport http\n\n"
             f"{ENVIRONMENT}"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -130,6 +131,10 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 def _main(argv: list[str] | None) -> int:
     args = parse_arguments(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
+    token_problem = _token_problem(os.environ.get(TOKEN_ENV))
+    if args.transport != "stdio" and token_problem:
+        sys.stderr.write(f"agent-capabilities-mcp: refusing to start: {token_problem}\n")
+        return 2
     if args.transport != "stdio" and not os.environ.get(TOKEN_ENV):
         from .http import is_loopback
 
@@ -174,6 +179,26 @@ def _main(argv: list[str] | None) -> int:
     return _serve_http(server, args, gap_log)
 
 
+def _token_problem(token: str | None) -> str | None:
+    """Why the token cannot be used, or None (also when there is none: loopback needs none).
+
+    A blank token locks every client out without saying why, and a short one
+    can be guessed; both are set by mistake, so they stop the start with one line.
+    """
+    if token is None:
+        return None
+    if not token.strip():
+        return (
+            f"{TOKEN_ENV} is set but blank; unset it, or set a random value such as $(openssl rand -hex 32)"
+        )
+    if len(token.strip()) < MIN_TOKEN_CHARS:
+        return (
+            f"{TOKEN_ENV} is {len(token.strip())} characters long; use at least {MIN_TOKEN_CHARS}, "
+            "such as $(openssl rand -hex 32)"
+        )
+    return None
+
+
 def _finish(gap_log, code: int) -> NoReturn:
     """End the process on every exit path: the gap log's rows folded into its file, then ``_exit_now``.
 
@@ -214,7 +239,7 @@ def _serve_http(server, args, gap_log) -> int:
         listen,
     )
 
-    token = os.environ.get(TOKEN_ENV) or None
+    token = (os.environ.get(TOKEN_ENV) or "").strip() or None  # clients' values are compared stripped too
     app = http_app(server, host=args.host, port=args.port, token=token, allowed_hosts=args.allow_host)
     try:
         sockets = listen(args.host, args.port)  # a port in use is one line, before anything says "serving"

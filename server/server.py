@@ -8,6 +8,7 @@ read, and names the agents the catalog holds in the tool descriptions.
 import json
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -78,8 +79,18 @@ class CapabilityServer(MCPServer):
 
 
 def _warm_engine() -> None:
+    """Load the encoder, and keep trying while a transient failure (out of file descriptors) lasts.
+
+    Without the retries here the next try would wait for a lookup to make it,
+    and that lookup would pay for the load.
+    """
     try:
-        capability_index().warm()
+        index = capability_index()
+        while not index.warm():
+            wait = index.retry_in()
+            if wait is None:  # on, or off for good (broken files): nothing to wait for
+                return
+            time.sleep(wait)
     except Exception:  # noqa: BLE001 - a failed warm-up is retried, and reported, on first use
         log.debug("engine warm-up failed", exc_info=True)
 
@@ -244,13 +255,19 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
         mime_type="application/json",
     )
     def gap_report() -> str:
-        try:
-            return _dump(gapreport.gap_report(gap_log))
-        except EngineError as exc:
-            return _dump({"error": str(exc)})
+        return _dump(_client_report(gap_log))
 
     _drop_unused_methods(server)
     return server
+
+
+def _client_report(gap_log: GapLog) -> dict:
+    """The gap report as clients see it: the database's kind, not its path or host (those go to stderr)."""
+    try:
+        return {**gapreport.gap_report(gap_log), "database": gap_log.kind}
+    except EngineError as exc:
+        log.warning("gaps://report: %s", exc)
+        return {"error": "the gap log cannot be read (the server's stderr says why)"}
 
 
 def _drop_unused_methods(

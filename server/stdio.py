@@ -1,16 +1,12 @@
 """The stdio transport: the SDK's, plus answers to lines it would drop and a clean end of input.
 
 The SDK's stdio reader drops a line that is not a valid JSON-RPC message
-(malformed JSON, a batch, params given as a list, an id that is not a string
-or an integer, nesting deeper than its parser's limit) with no reply, so the
-client waits forever. Here each line is checked first, with the SDK's own
-parser: a bad one gets a JSON-RPC error (-32700 parse error, -32600 invalid
-request, with the request's id when it has a usable one) on stdout and one
-warning on stderr. Lone surrogate escapes, which JavaScript writes for a
-string cut inside an emoji, become U+FFFD so the request is served. When
-stdin closes, requests already read are answered before the server exits
-(``server < requests.jsonl`` works). SIGINT and SIGTERM end the server at
-once, through a callback the caller gives.
+with no reply, so the client waits forever. Here each line goes through
+``server.messages.triage`` first: a bad one gets a JSON-RPC error on stdout
+(with the request's id whenever it can be read) and one warning on stderr.
+When stdin closes, requests already read are answered before the server
+exits (``server < requests.jsonl`` works). SIGINT and SIGTERM end the server
+at once, through a callback the caller gives.
 
 stdout stays protocol-only: while serving, fd 1 points at stderr, and the
 protocol is written to a private duplicate of the original stdout.
@@ -23,105 +19,20 @@ import contextlib
 import json
 import logging
 import os
-import re
 import signal
 import sys
 from collections.abc import Callable
 from io import TextIOWrapper
 
 import anyio
-import mcp_types as types
 from mcp.server import MCPServer
 from mcp.server.stdio import stdio_server
+
+from .messages import triage
 
 log = logging.getLogger("server")
 
 DRAIN_TIMEOUT = 30.0  # seconds to finish in-flight requests after stdin closes
-MAX_LINE = 1 << 20  # a longer line is refused without parsing
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a UTF-16 surrogate written as a JSON escape
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _error(code: int, message: str, request_id=None) -> str:
-    # ensure_ascii: an id is echoed exactly as sent, even one that holds a lone surrogate.
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
-
-
-_JSON_KINDS = {dict: "an object", list: "an array", bool: "a boolean", float: "a number with a fraction"}
-_JSON_KINDS[type(None)] = "null"
-
-
-def _usable_id(value: object) -> bool:
-    """MCP request ids are strings or integers (never null, and JSON true is not the integer 1)."""
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
-
-
-def _reason(exc: Exception) -> str:
-    """The first problem pydantic found, as 'where: what' (its full text names internal types)."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        with contextlib.suppress(Exception):
-            first = errors(include_url=False)[0]
-            where = ".".join(str(part) for part in first.get("loc", ()))
-            message = first.get("msg", "")
-            if "recursion limit" in message:
-                return "JSON nested deeper than the parser's limit of about 200 levels"
-            return f"{where}: {message}"[:160] if where else message[:160]
-    return (str(exc).splitlines() or [type(exc).__name__])[0][:160]
-
-
-def _without_lone_surrogates(line: str, doc: object) -> str:
-    """``line`` with every lone surrogate escape turned into U+FFFD (pydantic's parser refuses them).
-
-    ``json.loads`` has already paired valid surrogate escapes into one
-    character, so any surrogate left in ``doc`` is a lone one.
-    """
-    if not _SURROGATE_ESCAPE.search(line):
-        return line
-    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else line
-
-
-def triage(line: str) -> tuple[str | None, str | None, object]:
-    """(line to pass on, error reply to send, request id) for one input line.
-
-    Every line that holds a request id either passes on (the SDK then answers
-    it) or gets an error reply here: the SDK drops what it cannot parse.
-    """
-    if not line.strip():
-        return None, None, None
-    if len(line) > MAX_LINE:
-        return None, _error(-32600, f"Invalid Request: message over {MAX_LINE} bytes"), None
-    try:
-        doc = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        return None, _error(-32700, f"Parse error: {str(exc)[:120]}"), None
-    if isinstance(doc, list):
-        return (
-            None,
-            _error(-32600, "Invalid Request: batches are not supported; send one message per line"),
-            None,
-        )
-    if not isinstance(doc, dict):
-        return None, _error(-32600, "Invalid Request: a message must be a JSON object"), None
-    request_id = doc.get("id")
-    if "method" in doc and "id" in doc and not _usable_id(request_id):
-        kind = _JSON_KINDS.get(type(request_id), type(request_id).__name__)
-        message = f"Invalid Request: id must be a string or an integer, got {kind}"
-        return None, _error(-32600, message), None
-    if isinstance(request_id, str) and _SURROGATE.search(request_id):
-        message = "Invalid Request: id holds a lone UTF-16 surrogate; use a plain string or an integer"
-        return None, _error(-32600, message, request_id), request_id
-    try:
-        passed = _without_lone_surrogates(line, doc)
-        # The SDK's own parser: whatever it would refuse (and drop) is answered here instead.
-        types.jsonrpc_message_adapter.validate_json(passed, by_name=False)
-    except Exception as exc:  # noqa: BLE001 - any validation failure is an invalid request
-        hint = " (params must be an object)" if isinstance(doc.get("params"), list) else ""
-        return None, _error(-32600, f"Invalid Request{hint}: {_reason(exc)}", request_id), request_id
-    return passed, None, request_id if "method" in doc else None
 
 
 class _Wire:

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         **os.environ,
         "PYTHONPATH": str(args.checkout),
         "AGENT_CAPABILITIES_NO_LOG": "1",
-        "AGENT_CAPABILITIES_TOKEN": "probe-token",
+        "AGENT_CAPABILITIES_TOKEN": "probe-token-of-at-least-16-chars",
     }
     with tempfile.TemporaryFile("w+") as stderr:
         server = subprocess.Popen(

@@ -207,6 +207,9 @@ def load_catalog(data_dir: Path | str = DATA_DIR) -> Catalog:
     manifest = _read_valid(data_dir / "catalog.json", "catalog.schema.json")
     canon_doc = _read_valid(data_dir / "capabilities.json", "capabilities.schema.json")
     alias_doc = _read_valid(data_dir / "aliases.json", "aliases.schema.json")
+    from .uncovered import load_uncovered  # it imports this module for DATA_DIR
+
+    load_uncovered(data_dir)  # read on demand later; a broken file is found at start, like the rest
 
     canon: dict[str, Capability] = {}
     for index, entry in enumerate(canon_doc["capabilities"]):

@@ -48,6 +48,9 @@ MAX_ROWS = 100_000
 BUSY_TIMEOUT = 1.0
 MISS_BUSY_TIMEOUT = 0.25
 BUSY_RETRY_SECONDS = 10.0
+# What a client is told when the log cannot be used: never the file's path or the database's host, which
+# would show every token holder the server's user name and layout. The warning on stderr has them.
+UNWRITABLE = "the gap log cannot be written, so recording is off (the warning on stderr says why)"
 
 
 def default_db_path() -> Path:
@@ -155,22 +158,29 @@ class RecordStatus:
 
 
 class _RateLimiter:
-    """At most ``limit`` events per ``window`` seconds (a sliding window)."""
+    """At most ``limit`` recorded writes per ``window`` seconds (a sliding window).
+
+    ``allows`` only looks; ``spend`` counts a write once it has landed. A write
+    skipped while the database was out of reach costs nothing, so the budget is
+    whole again when it comes back (an outage of a minute used to leave every
+    request refused for the next minute).
+    """
 
     def __init__(self, limit: int | None, window: float) -> None:
         self.limit = limit
         self.window = window
         self._times: deque[float] = deque()
 
-    def allow(self, now: float) -> bool:
+    def allows(self, now: float) -> bool:
         if self.limit is None:
             return True
         while self._times and self._times[0] <= now - self.window:
             self._times.popleft()
-        if len(self._times) >= self.limit:
-            return False
-        self._times.append(now)
-        return True
+        return len(self._times) < self.limit
+
+    def spend(self, now: float) -> None:
+        if self.limit is not None:
+            self._times.append(now)
 
 
 def _nearest_json(nearest: Iterable[dict] | None) -> str:
@@ -193,7 +203,7 @@ class GapLog:
     ``AGENT_CAPABILITIES_DB``, else the user's data directory); a file is
     created on the first write, never when recording is off. ``clock``
     returns Unix seconds (tests inject one to cross the 24-hour dedup
-    window); ``rate_limit`` is writes per ``rate_window`` seconds for each of
+    window); ``rate_limit`` is recorded writes per ``rate_window`` seconds for each of
     the two tables, in this process (None: no limit). Raises ``GapLogError``
     at once for a PostgreSQL URL when psycopg is not installed and recording is on.
     """
@@ -210,8 +220,10 @@ class GapLog:
         busy_timeout: float = BUSY_TIMEOUT,
     ) -> None:
         self._store = open_store(location)
-        # The SQLite file, or None for PostgreSQL; ``location`` names either (a URL's password hidden).
+        # The SQLite file, or None for PostgreSQL; ``location`` names either (a URL's password hidden),
+        # for the log and a maintainer's terminal; ``kind`` is all a client is told.
         self.path = self._store.path if isinstance(self._store, SqliteStore) else None
+        self.kind = "sqlite" if isinstance(self._store, SqliteStore) else "postgresql"
         self.location: str = self._store.where
         self.enabled = not logging_disabled() if enabled is None else bool(enabled)
         self.disabled_reason = None if self.enabled else "recording is turned off"
@@ -231,13 +243,14 @@ class GapLog:
 
     # -- connection -------------------------------------------------------
 
-    def _disable(self, reason: str) -> None:
+    def _disable(self, reason: str, detail: str) -> None:
+        """Turn recording off: callers are told ``reason``; ``detail``, with the location, is logged."""
         self.enabled = False
         self.disabled_reason = reason
         self._store.drop()
         if not self._warned:
             self._warned = True
-            log.warning("capability gap recording is off: %s", reason)
+            log.warning("capability gap recording is off: %s", detail)
 
     def close(self) -> None:
         """Let go of the database; a SQLite file gets its WAL folded back in first (see ``SqliteStore``).
@@ -277,7 +290,7 @@ class GapLog:
         if not self.enabled:
             return RecordStatus(False, reason=self.disabled_reason)
         now = self.clock()
-        if not self._limits["requests"].allow(now):
+        if not self._limits["requests"].allows(now):
             limiter = self._limits["requests"]
             raise RateLimitError(
                 f"too many capability requests: at most {limiter.limit} per {limiter.window:g} seconds "
@@ -306,7 +319,7 @@ class GapLog:
         now = self.clock()
         if self._waiting_for_lock(now):
             return RecordStatus(False, reason=self._busy_reason)
-        if not self._limits["misses"].allow(now):
+        if not self._limits["misses"].allows(now):
             return RecordStatus(False, reason="rate limit reached; miss not recorded")
         key = (normalize(text), agent, tool)
         wait = min(self.busy_timeout, MISS_BUSY_TIMEOUT)
@@ -326,12 +339,15 @@ class GapLog:
                 count = self._store.write(table, key, row, now, wait, self.max_rows)
             except StoreBusy as exc:
                 if self._busy_since is None:
-                    log.warning("capability gap recording is paused: %s (%s)", exc.reason, exc)
+                    log.warning(
+                        "capability gap recording is paused: %s: %s (%s)", self.location, exc.reason, exc
+                    )
                 self._busy_since, self._busy_reason = now, exc.reason
                 return RecordStatus(False, reason=exc.reason)
             except GapLogError as exc:
-                self._disable(f"cannot write to {self.location} ({exc})")
+                self._disable(UNWRITABLE, f"cannot write to {self.location} ({exc})")
                 return RecordStatus(False, reason=self.disabled_reason)
+            self._limits[table].spend(now)  # only what was recorded counts against the limit
             if self._busy_since is not None:
                 self._busy_since = None
                 log.warning("capability gap recording resumed: %s can be written again", self.location)

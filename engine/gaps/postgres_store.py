@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -25,6 +26,9 @@ INSTALL_HINT = "pip install 'agent-capabilities[postgres]'"
 VERSION_TABLE = "gap_log_schema"  # one row: how many migrations this database has had
 MIGRATION_LOCK = 0x6761_7073  # pg_advisory_lock key: replicas starting at once migrate one at a time
 READ_TIMEOUT_MS = 10_000  # a report reads at most a few thousand rows per table
+URL_FORM = "postgresql://USER:PASSWORD@HOST:PORT/DB"
+_USER_PASSWORD = re.compile(r"(://[^:@/]*:)[^@/]*@")
+_QUERY_PASSWORD = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
 
 
 def is_postgres_url(text: object) -> bool:
@@ -32,9 +36,21 @@ def is_postgres_url(text: object) -> bool:
     return isinstance(text, str) and text.strip().lower().startswith(SCHEMES)
 
 
+def _mask_passwords(text: str) -> str:
+    """``user:password@`` and ``password=`` in free text (a URL, or a message quoting one) as ``***``."""
+    return _QUERY_PASSWORD.sub(r"\1***", _USER_PASSWORD.sub(r"\1***@", text))
+
+
 def hide_password(url: str) -> str:
-    """The URL as it may be shown in logs and reports: any password replaced by ``***``."""
-    parts = urlsplit(url)
+    """The URL as it may be shown in logs and reports: any password replaced by ``***``.
+
+    A URL ``urlsplit`` cannot read (an unclosed IPv6 bracket) is masked by
+    pattern instead, so a typo in the URL is one line, not a traceback.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _mask_passwords(url)
     netloc = parts.netloc
     if "@" in netloc:
         user, _, host = netloc.rpartition("@")
@@ -56,8 +72,12 @@ class PostgresStore:
         self._driver: Any = None
 
     def check(self) -> None:
-        """Raise ``GapLogError`` naming the extra to install when psycopg is missing."""
-        self._psycopg()
+        """Raise ``GapLogError`` when psycopg is missing (naming the extra) or the URL cannot be read.
+
+        Both can never work, so a server or command stops at start with one
+        line instead of warning on every write.
+        """
+        self._conninfo()
 
     def _psycopg(self):
         if self._driver is None:
@@ -71,12 +91,23 @@ class PostgresStore:
             self._driver = psycopg
         return self._driver
 
-    def _params(self, wait: float) -> dict:
+    def _conninfo(self) -> dict:
+        """The URL's connection parameters; parsing only, no connection is made."""
         psycopg = self._psycopg()
         try:
-            params = psycopg.conninfo.conninfo_to_dict(self.url)
+            return psycopg.conninfo.conninfo_to_dict(self.url)
         except psycopg.Error as exc:
-            raise GapLogError(f"{self.where} is not a usable PostgreSQL URL: {exc}") from None
+            raise GapLogError(
+                f"AGENT_CAPABILITIES_DB is not a usable PostgreSQL URL ({self.where}): {self._scrub(exc)}; "
+                f"the form is {URL_FORM}"
+            ) from None
+
+    def _scrub(self, exc: Exception) -> str:
+        """The driver's message on one line, with the URL it may quote (password and all) masked."""
+        return " ".join(_mask_passwords(str(exc).replace(self.url, self.where)).split())
+
+    def _params(self, wait: float) -> dict:
+        params = self._conninfo()
         params.setdefault("connect_timeout", max(2, math.ceil(wait)))  # libpq's shortest is 2 s
         params.setdefault("application_name", "agent-capabilities")
         return params
@@ -163,7 +194,7 @@ class PostgresStore:
                 return self._attempt(table, key, row, now, wait, max_rows)
         except psycopg.OperationalError as exc:
             self.drop()  # the connection may be gone: the next write reconnects
-            reason = f"{self.where} cannot be reached or is busy; recording resumes once it answers"
+            reason = "the gap-log database cannot be reached or is busy; recording resumes once it answers"
             raise StoreBusy(reason, " ".join(str(exc).split())) from exc
         except psycopg.Error as exc:
             raise GapLogError(" ".join(str(exc).split())) from exc

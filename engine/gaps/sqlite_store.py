@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -65,7 +66,7 @@ class SqliteStore:
                 delay = min(delay * 2, 0.2)
 
     def _open(self, wait: float) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._create_private()
         conn = sqlite3.connect(self.path, timeout=wait, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
@@ -78,6 +79,18 @@ class SqliteStore:
             conn.close()
             raise
         return conn
+
+    def _create_private(self) -> None:
+        """Create the directory (0700) and the file (0600) if missing: the log holds what users asked.
+
+        SQLite would create the file 0644 under the usual umask, readable by
+        anyone who can traverse the home directory; its ``-wal`` and ``-shm``
+        files take the main file's mode. An existing file or directory keeps
+        the mode its owner gave it.
+        """
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         """Bring the schema to ``SCHEMA_VERSION`` in one transaction (safe against a second process).
@@ -145,7 +158,7 @@ class SqliteStore:
             return count
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
-                reason = f"{self.path} is locked by another program; recording resumes once it is free"
+                reason = "the gap log is locked by another program; recording resumes once it is free"
                 raise StoreBusy(reason, str(exc)) from exc
             raise GapLogError(str(exc)) from exc
         except (sqlite3.Error, OSError) as exc:

@@ -81,8 +81,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 class StoreBusy(Exception):
     """The database is locked or out of reach for now: this write is skipped, recording stays on.
 
-    ``reason`` is the sentence a caller is shown ("... recording resumes once ...");
-    the message is the driver's own words, for the log.
+    ``reason`` is the sentence a caller is shown ("... recording resumes once ..."),
+    naming no path or host; the message is the driver's own words, for the log.
     """
 
     def __init__(self, reason: str, detail: str) -> None:

@@ -7,6 +7,7 @@ use so importing the engine stays cheap.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -25,7 +26,51 @@ log = logging.getLogger("engine")
 
 
 class EncoderUnavailableError(EngineError):
-    """The encoder files are missing, corrupt or cannot be loaded."""
+    """The encoder files are missing, corrupt or cannot be loaded.
+
+    The message names the files, for the log. ``reason`` says why without a
+    path: it reaches clients (the ``degraded`` note of a lexical answer), and a
+    server's directory layout is not theirs to see. ``transient`` is True when
+    the cause is a shortage that passes (out of file descriptors or memory):
+    the index then tries again later instead of matching lexically for the
+    life of the process.
+    """
+
+    def __init__(self, message: str, *, reason: str = "", transient: bool = False) -> None:
+        super().__init__(message)
+        self.reason = reason or "the encoder cannot be loaded"
+        self.transient = transient
+
+
+# A flood of connections during warm-up can take every file descriptor for a few seconds.
+TRANSIENT_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
+_TRANSIENT_TEXTS = tuple(os.strerror(code) for code in TRANSIENT_ERRNOS)
+
+
+def _reason(what: str, exc: BaseException) -> str:
+    """``what``, and for a shortage which one (its text names no path): said to clients."""
+    if not is_transient(exc):
+        return what
+    code = next((c for c in TRANSIENT_ERRNOS if os.strerror(c) in str(exc)), None)
+    shortage = os.strerror(code) if code else "out of memory"
+    return f"{what}: {shortage}, for now"
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when ``exc``, or what caused it, is a shortage that passes (EMFILE, ENFILE, EAGAIN, ENOMEM).
+
+    onnxruntime and tokenizers report such errors as text of their own, and an
+    import that fails for want of a descriptor as an ImportError, so the
+    message is read as well as the errno.
+    """
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and exc.errno in TRANSIENT_ERRNOS:
+            return True
+        if isinstance(exc, MemoryError) or any(text in str(exc) for text in _TRANSIENT_TEXTS):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def sha256_file(path: Path) -> str:
@@ -110,25 +155,43 @@ class Encoder:
             if not manifest_path.is_file():
                 raise EncoderUnavailableError(
                     f"encoder manifest not found at {manifest_path}; "
-                    "run build_scripts/prepare/export_encoder.py or reinstall the package"
+                    "run build_scripts/prepare/export_encoder.py or reinstall the package",
+                    reason="the encoder's manifest.json is missing",
                 )
             try:
                 manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
                 files = manifest["files"]
             except (OSError, ValueError, KeyError) as exc:
-                raise EncoderUnavailableError(f"{manifest_path} is unreadable: {exc}") from exc
+                raise EncoderUnavailableError(
+                    f"{manifest_path} is unreadable: {exc}",
+                    reason=_reason("the encoder's manifest.json is unreadable", exc),
+                    transient=is_transient(exc),
+                ) from exc
             for name, expected in files.items():
                 path = self.directory / name
                 if not path.is_file():
-                    raise EncoderUnavailableError(f"encoder file missing: {path}")
-                if file_sha256(path) != expected:
+                    raise EncoderUnavailableError(
+                        f"encoder file missing: {path}", reason=f"encoder file missing: {name}"
+                    )
+                try:
+                    digest = file_sha256(path)
+                except OSError as exc:
+                    raise EncoderUnavailableError(
+                        f"cannot read {path}: {exc}",
+                        reason=_reason(f"encoder file {name} cannot be read", exc),
+                        transient=is_transient(exc),
+                    ) from exc
+                if digest != expected:
                     raise EncoderUnavailableError(
                         f"encoder file {path} does not match its sha256 in manifest.json "
-                        "(corrupt or replaced); reinstall or re-export it"
+                        "(corrupt or replaced); reinstall or re-export it",
+                        reason=f"encoder file {name} does not match its sha256 (corrupt or replaced)",
                     )
             model_file = next((n for n in files if n.endswith(".onnx")), None)
             if model_file is None:
-                raise EncoderUnavailableError(f"{manifest_path} lists no .onnx model")
+                raise EncoderUnavailableError(
+                    f"{manifest_path} lists no .onnx model", reason="the encoder's manifest lists no model"
+                )
             try:
                 from tokenizers import Tokenizer
 
@@ -142,7 +205,11 @@ class Encoder:
                 threads = self._threads_now()
                 session = self._open_session(threads)
             except Exception as exc:  # noqa: BLE001 - any load failure means "no encoder"
-                raise EncoderUnavailableError(f"cannot load the ONNX encoder: {exc}") from exc
+                raise EncoderUnavailableError(
+                    f"cannot load the ONNX encoder: {exc}",
+                    reason=_reason("the ONNX encoder cannot be loaded", exc),
+                    transient=is_transient(exc),
+                ) from exc
             self._inputs = {i.name for i in session.get_inputs()}
             self._tokenizer = tokenizer
             self.manifest = manifest

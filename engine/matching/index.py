@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -37,6 +38,9 @@ from .scoring import Embedded, Record, Tuning, humanize, record_entries
 from .store import Entry, VectorStore, load_store
 
 log = logging.getLogger("engine")
+
+RETRY_FIRST_DELAY = 1.0  # seconds before semantic matching is tried again after a transient failure
+RETRY_MAX_DELAY = 60.0
 
 
 class Index:
@@ -64,6 +68,9 @@ class Index:
         self._semantic_state: Embedded | None = None
         self._semantic_failed = False
         self._semantic_problem: str | None = None  # why semantic matching is off, for the degraded note
+        self._retry_at: float | None = None  # monotonic time of the next try after a transient failure
+        self._retry_delay = RETRY_FIRST_DELAY
+        self._failed_tries = 0
         self._lock = threading.Lock()
         self.entries = [entry for rec in records for entry in record_entries(rec)]
         self.entries += [Entry("", "negative", text) for text in dict.fromkeys(out_of_scope)]
@@ -161,19 +168,54 @@ class Index:
     # -- semantic state -------------------------------------------------
 
     def _semantic(self) -> Embedded | None:
-        """Embedded entries, built on first use; None when semantic matching is off."""
+        """Embedded entries, built on first use; None when semantic matching is off (or waits for a retry).
+
+        A transient failure (out of file descriptors or memory, say while a
+        flood of connections holds them) is tried again after 1, 2, 4 ... s,
+        at most a minute apart: the shortage passes, and the process should not
+        match lexically for the rest of its life. Broken files are final.
+        """
         if self._semantic_state is not None or self._semantic_failed or not self._semantic_wanted:
             return self._semantic_state
+        if self.retry_in():
+            return None
         with self._lock:
-            if self._semantic_state is not None or self._semantic_failed:
+            if self._semantic_state is not None or self._semantic_failed or self.retry_in():
                 return self._semantic_state
             try:
                 self._semantic_state = self._build_semantic()
             except EncoderUnavailableError as exc:
-                self._semantic_failed = True
-                self._semantic_problem = str(exc)
-                log.warning("semantic matching is off (%s); using alias and lexical matching", exc)
+                self._semantic_problem = exc.reason  # the full message, with paths, goes to the log only
+                if exc.transient:
+                    self._retry_later(exc)
+                else:
+                    self._semantic_failed = True
+                    log.warning("semantic matching is off (%s); using alias and lexical matching", exc)
+                return None
+            if self._failed_tries:
+                log.warning("semantic matching is on again (after %d failed tries)", self._failed_tries)
+            self._retry_at, self._semantic_problem, self._failed_tries = None, None, 0
         return self._semantic_state
+
+    def _retry_later(self, exc: EncoderUnavailableError) -> None:
+        delay = self._retry_delay
+        self._retry_at = time.monotonic() + delay
+        self._retry_delay = min(delay * 2, RETRY_MAX_DELAY)
+        self._failed_tries += 1
+        # One warning per shortage (and one when it ends), however many tries it takes.
+        level = logging.WARNING if self._failed_tries == 1 else logging.DEBUG
+        log.log(
+            level,
+            "semantic matching is paused (%s); using alias and lexical matching, trying again in %g s",
+            exc,
+            delay,
+        )
+
+    def retry_in(self) -> float | None:
+        """Seconds to the next try after a transient failure (0: due now); None when no try is waiting."""
+        if self._retry_at is None:
+            return None
+        return max(0.0, self._retry_at - time.monotonic())
 
     def _build_semantic(self) -> Embedded:
         encoder = self.encoder or default_encoder()

@@ -148,6 +148,14 @@ def test_invalid_json_fails_loading_with_the_file_name(data_copy):
         load_catalog(data_copy)
 
 
+def test_a_truncated_uncovered_file_fails_loading_like_the_other_files(data_copy):
+    # Read only when someone names an uncovered agent, it used to fail then, long after a clean start.
+    path = data_copy / "uncovered.json"
+    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    with pytest.raises(CatalogError, match="uncovered.json"):
+        load_catalog(data_copy)
+
+
 @pytest.mark.parametrize(
     ("text", "agent_id"),
     [

@@ -14,7 +14,7 @@ import engine
 from build_scripts.prepare import calibrate_gap_grouping, seed_gaps_demo
 from engine import answers, gaps
 from engine.errors import GapLogError, InvalidQueryError, RateLimitError, UnknownAgentError
-from engine.gaps.log import SCHEMA_VERSION, GapLog
+from engine.gaps.log import BUSY_RETRY_SECONDS, SCHEMA_VERSION, GapLog
 from engine.gaps.report import GROUP_THRESHOLD, NEAR_CONFIDENCE, format_report, gap_report, group_phrasings
 from engine.matching.index import default_encoder
 
@@ -276,6 +276,30 @@ def test_rate_limit_raises_a_clear_error_for_requests_and_recovers(db, clock):
     clock.advance(61 / 3600)
     assert log.record_request("after the window").recorded
     assert len(rows(db)) == 4
+
+
+def test_writes_skipped_while_the_database_is_locked_do_not_count_against_the_rate_limit(gap_log, db, clock):
+    # The audit's outage: requests answered "not recorded" used up the budget, and for a minute after the
+    # database came back every request was refused as too many.
+    gap_log.record_request("the file exists")
+    log = GapLog(db, enabled=True, clock=clock, rate_limit=2, busy_timeout=0.05)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        skipped = [log.record_request(f"need {i}") for i in range(3)]
+        skipped += [log.record_miss(f"miss {i}", tool="lookup_capability") for i in range(3)]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert not any(status.recorded for status in skipped)
+    clock.advance(BUSY_RETRY_SECONDS / 3600)  # past the pause silent misses take after a lock
+    assert [log.record_request(f"after {i}").recorded for i in range(2)] == [True, True]
+    assert [log.record_miss(f"after {i}", tool="lookup_capability").recorded for i in range(2)] == [
+        True,
+        True,
+    ]
+    with pytest.raises(RateLimitError):  # what was recorded still counts
+        log.record_request("one too many")
 
 
 def test_rate_limit_never_raises_for_silent_misses(db, clock):
@@ -674,3 +698,18 @@ def test_seeded_demo_top_gaps_are_the_seeded_needs(tmp_path):
     problems, _ = seed_gaps_demo.check(report)
     assert 150 <= events <= 250
     assert problems == []
+
+
+def test_the_log_is_created_private_to_its_owner(tmp_path):
+    # It holds what users asked, and their context: others on the machine must not read it.
+    db = tmp_path / "new-dir" / "gaps.sqlite3"
+    old = os.umask(0o022)  # the usual umask, under which SQLite alone creates the file 0644
+    try:
+        with GapLog(db, enabled=True) as log:
+            assert log.record_request("voice input").recorded
+            files = [p for p in db.parent.iterdir() if p.name.startswith(db.name)]
+            modes = {p.name: p.stat().st_mode & 0o777 for p in files}
+    finally:
+        os.umask(old)
+    assert db.name in modes and set(modes.values()) == {0o600}, modes
+    assert db.parent.stat().st_mode & 0o777 == 0o700

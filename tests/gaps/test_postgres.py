@@ -5,7 +5,9 @@ Tests marked with the ``postgres`` fixture start a throwaway cluster once
 """
 
 import logging
+import os
 import sqlite3
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -143,8 +145,8 @@ def test_a_newer_schema_turns_recording_off_with_one_warning(backend, caplog):
         first = log.record_request("voice output")
         second = log.record_miss("jupyter", tool="lookup_capability")
     assert (first.recorded, second.recorded, log.enabled) == (False, False, False)
-    assert "schema version" in first.reason
-    assert [r.getMessage() for r in caplog.records if "recording is off" in r.getMessage()] != []
+    assert "cannot be written" in first.reason and log.location not in first.reason
+    assert [r.getMessage() for r in caplog.records if "schema version" in r.getMessage()] != []
     assert len([r for r in caplog.records if r.name == "engine"]) == 1
     with pytest.raises(GapLogError, match="schema version"):
         gap_report(log)
@@ -305,3 +307,34 @@ def test_a_postgresql_url_without_psycopg_is_one_error_naming_the_extra(monkeypa
         gap_report(off)
     monkeypatch.setenv("AGENT_CAPABILITIES_DB", str(tmp_path / "gaps.db"))
     assert GapLog(enabled=True).record_request("voice input").recorded  # SQLite needs nothing
+
+
+MALFORMED = "postgresql://app:s3cret@[::1/gaps"  # an unclosed IPv6 bracket: urlsplit itself fails
+
+
+def test_a_malformed_url_is_one_error_at_start_without_the_password():
+    assert hide_password(MALFORMED) == "postgresql://app:***@[::1/gaps"
+    with pytest.raises(GapLogError) as caught:
+        GapLog(MALFORMED, enabled=True)
+    message = str(caught.value)
+    assert "not a usable PostgreSQL URL" in message and "postgresql://USER:PASSWORD@HOST:PORT/DB" in message
+    assert "s3cret" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("command", "code"), [(["-m", "server"], 1), (["-m", "engine", "gaps"], 2)], ids=["server", "cli"]
+)
+def test_the_server_and_the_cli_refuse_a_malformed_url_in_one_line(command, code, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_CAPABILITIES_DB": MALFORMED}
+    proc = subprocess.run(
+        [sys.executable, *command],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == code
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "not a usable PostgreSQL URL" in proc.stderr and "s3cret" not in proc.stderr

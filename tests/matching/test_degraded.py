@@ -30,7 +30,10 @@ class MissingEncoder:
     """The runtime encoder when a file is missing: ``load`` fails, as ``Encoder.load`` does."""
 
     def load(self) -> None:
-        raise EncoderUnavailableError("encoder file missing: tokenizer.json")
+        raise EncoderUnavailableError(
+            "encoder file missing: /srv/vectors/encoder/tokenizer.json",
+            reason="encoder file missing: tokenizer.json",
+        )
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +54,7 @@ def test_the_lexical_fallback_is_capped_and_says_it_is_not_a_probability(catalog
     assert result.confidence <= catalog_without_encoder.tuning.uncalibrated_cap < 0.999
     assert result.calibrated is False
     assert "semantic matching is off (encoder file missing: tokenizer.json)" in result.degraded
+    assert "/srv" not in result.degraded  # the path is logged, never sent with an answer
     assert "not probabilities" in result.degraded
 
 
@@ -111,3 +115,6 @@ def test_a_missing_tokenizer_gives_capped_uncalibrated_answers_end_to_end(vector
     assert result["confidence"] <= 0.85
     assert info["calibrated"] is False and info["matchConfidence"] <= 0.85
     assert proc.stderr.count("semantic matching is off") == 1
+    # The note names the file, not where the server keeps it (the warning on stderr does that).
+    assert "tokenizer.json" in result["degraded"] and str(vectors_copy) not in result["degraded"]
+    assert str(vectors_copy) in proc.stderr

@@ -6,6 +6,8 @@ connection that is still open several seconds after its deadline is being held b
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import select
 import socket
@@ -13,7 +15,10 @@ import time
 from pathlib import Path
 
 import httpx2
+from uvicorn.protocols.http.flow_control import FlowControl
 
+import server.http
+from server.http import MAX_PIPELINED, BoundedH11Protocol
 from tests.server.test_server_http import LOOKUP_MCP, MCP_HEADERS, server_port, start_server
 
 HELD = 6.0  # seconds of trickling after which the connection counts as held (the deadline is 1 s)
@@ -122,3 +127,71 @@ def test_running_out_of_file_descriptors_is_one_line_and_the_server_recovers(tmp
     assert "Traceback" not in text, text[:2000]
     assert text.count("out of file descriptors") == 1, text[:2000]
     assert text.count("Too many open files") == 1, text[:2000]
+
+
+def ping_request(port: int, request_id: int) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def test_a_client_that_pipelines_without_waiting_is_cut_off_after_a_bounded_number_of_answers(open_server):
+    # The audit's slow reader: requests pipelined back to back, answers never awaited.
+    port = server_port(open_server)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"".join(ping_request(port, i) for i in range(200)))
+        received, started = b"", time.monotonic()
+        while time.monotonic() - started < HELD:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            received += chunk
+    answered = received.count(b"HTTP/1.1 200 ")
+    assert answered == MAX_PIPELINED + 1, answered  # the first, then MAX_PIPELINED sent without waiting
+
+
+def test_a_client_that_waits_for_each_answer_keeps_its_connection(open_server):
+    port = server_port(open_server)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        for i in range(MAX_PIPELINED * 2):
+            sock.sendall(ping_request(port, i))
+            assert read_response(sock).startswith(b"HTTP/1.1 200 ")
+
+
+class StalledTransport:
+    """A connection whose client takes nothing: writes stay paused until the server gives up."""
+
+    def __init__(self) -> None:
+        self.aborted = False
+
+    def is_closing(self) -> bool:
+        return self.aborted
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+async def stalled_protocol() -> BoundedH11Protocol:
+    protocol = BoundedH11Protocol.__new__(BoundedH11Protocol)  # only the write bound is exercised
+    protocol.loop = asyncio.get_running_loop()
+    protocol.transport = StalledTransport()
+    protocol.flow = FlowControl(protocol.transport)
+    protocol._write_timer = None
+    return protocol
+
+
+def test_an_answer_the_client_never_takes_ends_the_connection_after_the_write_timeout(monkeypatch):
+    monkeypatch.setattr(server.http, "WRITE_TIMEOUT", 0.05)
+
+    async def run() -> tuple[bool, bool]:
+        stalled, reading = await stalled_protocol(), await stalled_protocol()
+        stalled.pause_writing()
+        reading.pause_writing()
+        reading.resume_writing()  # this client took the answer in time
+        await asyncio.sleep(0.3)
+        return stalled.transport.aborted, reading.transport.aborted
+
+    assert asyncio.run(run()) == (True, False)

@@ -59,3 +59,29 @@ def test_every_other_command_goes_to_the_command_line(monkeypatch):
     monkeypatch.setattr(engine.cli, "main", lambda argv: seen.append(argv) or 0)
     assert console.main(["lookup", "claude", "mcp"]) == 0
     assert seen == [["lookup", "claude", "mcp"]]
+
+
+@pytest.mark.parametrize(
+    ("token", "why"),
+    [("", "blank"), ("   ", "blank"), ("x", "1 characters long"), ("a" * 15, "15 characters long")],
+)
+def test_a_blank_or_short_token_stops_the_http_server_at_start_with_one_line(token, why, monkeypatch, capsys):
+    import server
+
+    served = []
+    monkeypatch.setattr(server, "_serve_http", lambda *args: served.append(args) or 0)
+    monkeypatch.setenv("AGENT_CAPABILITIES_TOKEN", token)
+    assert server.main(["--transport", "http", "--no-log"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "refusing to start" in err and why in err
+    assert served == []
+
+
+def test_a_token_of_16_characters_is_accepted(monkeypatch, capsys):
+    import server
+
+    served = []
+    monkeypatch.setattr(server, "_serve_http", lambda *args: served.append(args) or 0)
+    monkeypatch.setenv("AGENT_CAPABILITIES_TOKEN", "a" * 16)
+    assert server.main(["--transport", "http", "--no-log"]) == 0
+    assert len(served) == 1 and capsys.readouterr().err == ""

@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[2]
-TOKEN = "secret"
+TOKEN = "a-test-token-of-32-characters-xx"
 STARTUP_TIMEOUT = 15
 CALL_TIMEOUT = 60
 MCP_HEADERS = {
@@ -399,3 +399,45 @@ def test_ctrl_c_with_a_request_still_open_exits_cleanly(tmp_path):
                 proc.wait(timeout=10)
     text = log.read_text()
     assert "Traceback" not in text and "terminate called" not in text and "ERROR" not in text, text
+
+
+def post_text(url: str, text: str) -> httpx2.Response:
+    return httpx2.post(url, content=text.encode(), headers=MCP_HEADERS, timeout=CALL_TIMEOUT)
+
+
+def test_a_batch_gets_a_json_rpc_error_saying_batches_are_not_supported(open_server):
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    response = post_text(open_server, json.dumps(batch))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600 and "batches are not supported" in error["message"]
+    assert "validation error" not in response.text.lower()  # no pydantic text
+
+
+def test_an_id_that_is_an_object_gets_a_json_rpc_error_not_an_empty_202(open_server):
+    response = post_text(open_server, json.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600 and error["message"].endswith(
+        "id must be a string or an integer, got an object"
+    )
+
+
+@pytest.mark.parametrize("depth", [1000, 20_000])  # the larger body is checked off the event loop
+def test_a_body_nested_past_the_parser_is_refused_with_its_id(open_server, depth):
+    deep = '{"a":' * depth + "1" + "}" * depth
+    response = post_text(open_server, '{"jsonrpc": "2.0", "method": "ping", "params": ' + deep + ', "id": 4}')
+    assert response.status_code == 400 and response.json()["id"] == 4
+
+
+def test_a_byte_order_mark_or_a_lone_surrogate_escape_is_served(open_server):
+    ping = rpc_result(
+        post_text(open_server, "\ufeff" + json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
+    )
+    assert ping == {}
+    cut = {
+        **LOOKUP_MCP,
+        "params": {**LOOKUP_MCP["params"], "arguments": {"agent": "claude", "capability": "mcp \ud800"}},
+    }
+    result = rpc_result(post_text(open_server, json.dumps(cut)))
+    assert "\ufffd" in json.loads(result["content"][0]["text"])["match"]["query"]

@@ -228,7 +228,7 @@ def test_invalid_lines_get_json_rpc_errors_not_silence():
     proc = run_piped(lines)
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
     errors = [r["error"] for r in replies if "error" in r]
-    assert [e["code"] for e in errors] == [-32700, -32600, -32600, -32700]  # the last: nesting too deep
+    assert [e["code"] for e in errors] == [-32700, -32600, -32600, -32600]  # the last: nesting too deep
     assert "batch" in errors[1]["message"]
     assert "params must be an object" in errors[2]["message"]
     assert any(r.get("id") == 9 for r in replies if "error" in r)  # the id is echoed when known
@@ -236,16 +236,14 @@ def test_invalid_lines_get_json_rpc_errors_not_silence():
     assert proc.stderr.count("answered an invalid message") == 4
 
 
-def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path):
-    caps = json.loads((data_copy / "capabilities.json").read_text())
-    del caps["capabilities"][0]["summary"]
-    (data_copy / "capabilities.json").write_text(json.dumps(caps))
+def start_on(data_dir: Path) -> subprocess.CompletedProcess:
+    """Start the stdio server on a copy of the catalog data, with one request on stdin."""
     script = (
         "import sys, engine.catalog.model as c; c.DATA_DIR = c.Path(sys.argv[1]); "
         "import server; raise SystemExit(server.main([]))"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script, str(data_copy)],
+    return subprocess.run(
+        [sys.executable, "-c", script, str(data_dir)],
         cwd=ROOT,
         env={**os.environ, **server_env()},
         input=json.dumps(INIT) + "\n",
@@ -253,11 +251,28 @@ def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path)
         text=True,
         timeout=TIMEOUT,
     )
+
+
+def test_broken_catalog_data_stops_the_server_with_one_line(data_copy, tmp_path):
+    caps = json.loads((data_copy / "capabilities.json").read_text())
+    del caps["capabilities"][0]["summary"]
+    (data_copy / "capabilities.json").write_text(json.dumps(caps))
+    proc = start_on(data_copy)
     assert proc.returncode == 1
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "capabilities.json" in lines[0] and "summary" in lines[0] and "Agent Mode" in lines[0]
+
+
+def test_a_truncated_uncovered_file_stops_the_server_with_one_line(data_copy):
+    path = data_copy / "uncovered.json"
+    path.write_bytes(path.read_bytes()[:100])
+    proc = start_on(data_copy)
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "cannot start" in lines[0] and "uncovered.json" in lines[0]
 
 
 def test_every_request_with_an_id_is_answered_even_with_lone_surrogates_or_deep_nesting():
@@ -302,3 +317,25 @@ def test_an_id_that_is_not_a_string_or_integer_gets_invalid_request():
     for error, kind in zip(errors, kinds, strict=True):
         assert error["error"]["message"].endswith(f"id must be a string or an integer, got {kind}")
     assert replies[-1] == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
+def test_a_line_too_long_too_deep_or_after_a_byte_order_mark_is_answered_with_its_id():
+    # The audit's stdio fuzz: 467 requests with a readable id were answered with id null.
+    huge = {"name": "lookup_capability", "arguments": {"agent": "claude", "capability": "x" * (1 << 20)}}
+    deep = '{"a":' * 1000 + "1" + "}" * 1000
+    lines = [
+        json.dumps(INIT),
+        json.dumps({"jsonrpc": "2.0", "method": "tools/call", "params": huge, "id": 11}),  # the id at the end
+        '{"jsonrpc": "2.0", "id": 12, "method": "ping", "params": ' + deep + "}",
+        '{"jsonrpc": "2.0", "method": "ping", "params": ' + deep + ', "id": "after"}',
+        "\ufeff" + json.dumps({"jsonrpc": "2.0", "id": 14, "method": "ping"}),
+    ]
+    proc = run_piped(lines)
+    assert proc.returncode == 0, proc.stderr
+    replies = {json.dumps(r["id"]): r for r in map(json.loads, proc.stdout.splitlines())}
+    assert set(replies) == {"1", "11", "12", '"after"', "14"}
+    assert replies["11"]["error"]["code"] == -32600 and "over" in replies["11"]["error"]["message"]
+    for nested in ("12", '"after"'):
+        assert replies[nested]["error"]["code"] == -32600
+        assert "nested deeper" in replies[nested]["error"]["message"]
+    assert replies["14"]["result"] == {}  # the byte order mark is dropped and the ping served

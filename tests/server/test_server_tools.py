@@ -502,3 +502,23 @@ async def test_every_tool_error_starts_with_the_same_prefix(client, tool, argume
     text = await tool_error(client, tool, **arguments)
     assert text.startswith(f"Error executing tool {tool}: ")
     assert text.count("Error executing tool") == 1
+
+
+def test_the_warm_up_keeps_trying_while_a_transient_failure_lasts(monkeypatch):
+    from server import server as server_module
+
+    class Index:
+        def __init__(self) -> None:
+            self.tries = 0
+
+        def warm(self) -> bool:
+            self.tries += 1
+            return self.tries == 3  # out of file descriptors twice, then loaded
+
+        def retry_in(self) -> float | None:
+            return 0.0
+
+    index = Index()
+    monkeypatch.setattr(server_module, "capability_index", lambda: index)
+    server_module._warm_engine()
+    assert index.tries == 3
