@@ -32,6 +32,7 @@ import json
 import os
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -220,8 +221,15 @@ def train(model, pairs: list[data.Pair], text_of: dict[str, str], recipe: dict, 
     return history
 
 
-def check_run(steps: int, *, record: bool) -> int:
-    """A short deterministic run on a fixed subset; compare (or record) its weight digest."""
+def check_run(steps: int, *, record: bool, variant: str) -> int:
+    """A short deterministic run on a fixed subset, then its export; compare (or record) their digests.
+
+    The fp32 checkpoint of the full run is not committed, so CI cannot re-export
+    the shipped model; this checks instead that training and export still give
+    the same bytes from the same inputs (code, data, pinned packages, seed).
+    """
+    from build_scripts.prepare import export_encoder
+
     recipe = {**RECIPE, "epochs": steps}  # enough planned batches; the run stops at `steps`
     pin(recipe["seed"], recipe["threads"])
     recs = records()
@@ -231,17 +239,29 @@ def check_run(steps: int, *, record: bool) -> int:
     subset = pairs[:CHECK_SUBSET]
     model = load_base(recipe["maxSeqLength"])
     train(model, subset, text_of, recipe, steps=steps)
-    found = {"steps": steps, "subset": CHECK_SUBSET, "recipe": recipe, "weightsSha256": weight_digest(model)}
-    found["pairsSha256"] = data.pairs_sha256(subset)
+    found = {
+        "steps": steps,
+        "subset": CHECK_SUBSET,
+        "recipe": recipe,
+        "pairsSha256": data.pairs_sha256(subset),
+        "weightsSha256": weight_digest(model),
+    }
+    if not record:
+        expected = json.loads(CHECK_FILE.read_text(encoding="utf-8"))
+        variant = expected["export"]["variant"]
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save(str(Path(tmp) / "checkpoint"))
+        files = export_encoder.export(Path(tmp) / "checkpoint", Path(tmp) / "encoder", variant)
+        digests = {name: data.file_sha256(Path(tmp) / "encoder" / name) for name in files}
+    found["export"] = {"variant": variant, "files": digests}
     if record:
         CHECK_FILE.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n")
-        log(f"recorded {found['weightsSha256']} in {CHECK_FILE}")
+        log(f"recorded {found['weightsSha256']} and the {variant} export in {CHECK_FILE}")
         return 0
-    expected = json.loads(CHECK_FILE.read_text(encoding="utf-8"))
     if {k: expected.get(k) for k in found} != found:
         log(f"fine-tune check FAILED: expected {json.dumps(expected)}\n got {json.dumps(found)}")
         return 1
-    log(f"fine-tune check OK: {steps} steps reproduce weights {found['weightsSha256']}")
+    log(f"fine-tune check OK: {steps} steps reproduce weights {found['weightsSha256']} and their export")
     return 0
 
 
@@ -253,12 +273,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=RECIPE["threads"])
     parser.add_argument("--mine-hard-negatives", action="store_true", help=f"write {HARD_NEGATIVES.name}")
     parser.add_argument("--check-steps", type=int, help=f"short run compared with {CHECK_FILE.name}")
-    parser.add_argument("--record-check", action="store_true", help="with --check-steps: write the digest")
+    parser.add_argument("--record-check", action="store_true", help="with --check-steps: write the digests")
+    parser.add_argument("--variant", default="int8", help="with --record-check: the export variant checked")
     args = parser.parse_args(argv)
     if args.mine_hard_negatives:
         return mine_hard_negatives(HARD_NEGATIVES)
     if args.check_steps:
-        return check_run(args.check_steps, record=args.record_check)
+        return check_run(args.check_steps, record=args.record_check, variant=args.variant)
     if args.out is None:
         parser.error("--out is required for a training run (or use --mine-hard-negatives / --check-steps)")
     recipe = {**RECIPE, "epochs": args.epochs, "lr": args.lr, "threads": args.threads}
