@@ -181,3 +181,11 @@ def test_the_weights_hash_is_remembered_until_the_file_changes(vectors_copy, mon
     os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 1_000_000))
     with pytest.raises(EncoderUnavailableError, match="sha256"):
         Encoder(vectors_copy / "encoder").load()
+
+
+def test_the_parity_fixtures_were_made_from_the_shipped_encoders_weights(encoder):
+    """A fine-tuned encoder's reference vectors come from its own checkpoint, not the base model's."""
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "st_reference_vectors.json").read_text())
+    fine_tune = encoder.manifest.get("fineTune")
+    shipped = fine_tune["history"][-1]["weightsSha256"] if fine_tune else None
+    assert fixture.get("fineTuneWeightsSha256") == shipped
