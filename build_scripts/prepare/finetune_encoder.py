@@ -175,8 +175,14 @@ def batch_loss(model, batch: list[data.Pair], text_of: dict[str, str]):
     return torch.nn.functional.cross_entropy(scores, torch.arange(len(anchors)))
 
 
-def train(model, pairs: list[data.Pair], text_of: dict[str, str], recipe: dict, *, steps=None, out=None):
-    """Run the loop; save a checkpoint after each epoch when ``out`` is given. Returns the log."""
+def train(
+    model, pairs: list[data.Pair], text_of: dict[str, str], recipe: dict, *, steps=None, out=None, info=None
+):
+    """Run the loop; save a checkpoint after each epoch when ``out`` is given. Returns the log.
+
+    Each checkpoint carries how it was made (``finetune.json``: ``info``, the
+    recipe and the log so far); export_encoder.py copies it into the manifest.
+    """
     import torch
 
     rng = random.Random(recipe["seed"])
@@ -215,6 +221,12 @@ def train(model, pairs: list[data.Pair], text_of: dict[str, str], recipe: dict, 
             target = out / f"epoch-{epoch}"
             model.save(str(target))
             history[-1]["weightsSha256"] = weight_digest(model)
+            made = {
+                **(info or {}),
+                "recipe": {**recipe, "epochs": epoch, "scheduledEpochs": recipe["epochs"]},
+                "history": history,
+            }
+            (target / "finetune.json").write_text(json.dumps(made, indent=2, sort_keys=True) + "\n")
             log(f"saved {target} after {time.perf_counter() - start:.0f}s")
         if step == total:
             break
@@ -294,17 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     model = load_base(recipe["maxSeqLength"])
     args.out.mkdir(parents=True, exist_ok=True)
-    history = train(model, pairs, text_of, recipe, out=args.out)
-    for item in history:
-        # Each checkpoint carries how it was made; export_encoder.py copies this into the manifest.
-        made = {
-            **info,
-            "recipe": {**recipe, "epochs": item["epoch"], "scheduledEpochs": recipe["epochs"]},
-            "history": history[: item["epoch"]],
-        }
-        (args.out / f"epoch-{item['epoch']}" / "finetune.json").write_text(
-            json.dumps(made, indent=2, sort_keys=True) + "\n"
-        )
+    history = train(model, pairs, text_of, recipe, out=args.out, info=info)
     log(f"done: {json.dumps(history)}")
     return 0
 
