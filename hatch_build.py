@@ -2,7 +2,7 @@
 
 hatchling applies ``[tool.hatch.build.targets.wheel.force-include]`` to editable
 wheels too (they add the forced files next to the ``.pth`` file), so a static
-mapping made ``pip install -e .`` copy the 80 MB encoder into
+mapping made ``pip install -e .`` copy the encoder's weights into
 ``site-packages/engine/_vectors``, where nothing reads it: an editable install
 imports ``engine`` from the checkout, and ``engine/common/paths.py`` then finds
 the checkout's ``vectors/``. Adding the mapping here, for standard wheels only,

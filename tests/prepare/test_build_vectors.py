@@ -76,3 +76,16 @@ def test_a_custom_catalog_without_out_is_refused_instead_of_overwriting_the_capa
         build_vectors.main(["--catalog", "tools.json"])
     assert exit_info.value.code == 2
     assert "--catalog needs --out" in capsys.readouterr().err
+
+
+def test_a_sentence_transformers_build_refuses_a_fine_tuned_shipped_encoder(tmp_path, monkeypatch, chosen):
+    encoder = tmp_path / "encoder"
+    encoder.mkdir()
+    (encoder / "manifest.json").write_text(json.dumps({"fineTuned": True, "files": {}}), encoding="utf-8")
+    monkeypatch.setenv("AGENT_CAPABILITIES_VECTORS", str(tmp_path))
+    with pytest.raises(SystemExit, match="fine-tuned encoder.*--with onnx"):
+        build_vectors.main(["--with", "sentence-transformers", "--out", str(tmp_path / "store.json")])
+    assert chosen == []
+    with pytest.raises(Stop):
+        build_vectors.main(["--with", "onnx", "--out", str(tmp_path / "store.json")])
+    assert chosen == ["onnx"]
