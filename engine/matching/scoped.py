@@ -3,11 +3,11 @@
 "Composer", "Tab", "Focus Chain" or "YOLO mode" name a capability in one
 agent's words and mean nothing (or something else) for another. A record
 carries such words as ``Record.scoped``: (scope, text) pairs. Per scope, each
-record's texts become one bag of stemmed words and word pairs, weighted by how
-few of that scope's records use them, so a word that one record of the agent
-uses says much and one that all of them use says nothing. Asked with a scope,
-a query gets the idf-weighted share of its words each record's bag covers;
-without one, or with a scope no record names, the signal is absent.
+record's texts become one bag of stemmed words and word pairs. Asked with a
+scope, each of the query's terms votes with its idf weight for the scope's
+records whose bag holds it, split evenly among them: a word that one record of
+the agent uses says much, and one that all of them use says little to each.
+Without a scope, or with a scope no record names, the signal is absent.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def scoped_terms(words: Sequence[str]) -> list[str]:
 
 
 class ScopedVocabulary:
-    """Per scope, idf-weighted coverage of a query's terms by each record's scoped texts."""
+    """Per scope, how much of a query's words point at each record, shared among the records that use them."""
 
     def __init__(self, scoped: Sequence[Sequence[tuple[str, str]]]) -> None:
         """``scoped[i]`` holds record i's (scope, text) pairs."""
@@ -44,8 +44,23 @@ class ScopedVocabulary:
         return list(self.indexes)
 
     def scores(self, scope: str | None, words: Sequence[str], n_records: int) -> np.ndarray:
-        """Coverage 0..1 per record of the query ``words`` under ``scope``; zeros without one."""
+        """Per record, 0..1: the idf-weighted share of the query's terms that point at it under ``scope``.
+
+        Each term's weight is split among the scope's records that use it, so a product word
+        one record uses ("Focus Chain") counts fully for it and a word ten records use counts a
+        tenth for each. Zeros without a scope, for a scope no record names, or without words.
+        """
         index = self.indexes.get(scope) if scope is not None else None
+        out = np.zeros(n_records, dtype=np.float64)
         if index is None or not words:
-            return np.zeros(n_records, dtype=np.float32)
-        return np.array(index.scores(scoped_terms(words)), dtype=np.float32)
+            return out.astype(np.float32)
+        # Sorted, not in set order, so that the sum's last bits do not follow the hash seed.
+        terms = sorted(set(scoped_terms(words)))
+        total = 0.0
+        for term in terms:
+            weight = index.idf.get(term, index.unknown_idf)
+            total += weight
+            holders = index.postings.get(term, ())
+            for i in holders:
+                out[i] += weight / len(holders)
+        return (out / total).astype(np.float32)
