@@ -588,7 +588,6 @@ def ranking_features(ranking: dict, i: int) -> list[float]:
         float(fused[i]) - rival,
         logit(ranking["domain"]),
         ranking["offTopic"] - float(ranking["semantic"][i]),
-        float(ranking["coverage"][i]),
         head_lead,
         float(ranking["named"][i]),
         float(ranking["scoped"][i]),

@@ -3,11 +3,14 @@
 ``matchConfidence`` is the probability that the answer is right. A logistic
 model maps a few features of a ranking (the winner's fused score, its lead
 over the runner-up, how much the query is about coding-agent features at all,
-how close it sits to an out-of-scope topic, how much of its wording the
-winner covers, how far the learned head (``engine.matching.head``) prefers it over
-any other record or "none of these", and what share of the product identifiers the
-query pastes (commands, keys, flags; ``engine.matching.identifiers``) the winner's
-records name) to that probability. The domain term is itself a linear probe
+how close it sits to an out-of-scope topic, how far the learned head
+(``engine.matching.head``) prefers it over any other record or "none of these",
+what share of the product identifiers the query pastes (commands, keys, flags;
+``engine.matching.identifiers``) the winner's records name, and how much of the
+query the asked agent's own words for the winner cover (``engine.matching.scoped``))
+to that probability. The winner's lexical coverage was a feature too, until
+``build_scripts/measure/ablate.py`` showed it earned nothing once the rest was fitted
+(it still counts in the fused score). The domain term is itself a linear probe
 on the query embedding, trained on in-domain questions against diverse
 out-of-domain text, including everyday uses of words such as "hooks" or
 "resume". ``build_scripts/prepare/fit_confidence.py`` fits both on data that was never
@@ -28,7 +31,7 @@ from .head import Head, head_from_dict
 
 log = logging.getLogger("engine")
 
-FEATURES = ("score", "lead", "domainLogit", "offTopicGap", "coverage", "headLead", "named", "scoped")
+FEATURES = ("score", "lead", "domainLogit", "offTopicGap", "headLead", "named", "scoped")
 
 
 def logit(p: float, eps: float = 1e-4) -> float:
