@@ -84,3 +84,20 @@ def read_for_fit(name: str) -> dict:
             f"{name} is a {entry.role} set: fitting steps may read only {sorted(FIT_ROLES)}"
         )
     return read(name)
+
+
+def item_agent(item: dict) -> str | None:
+    """The agent a labelled item is about, as matching at run time would know it.
+
+    Real items carry the tracker's agent (``agent``; "other" for trackers outside the
+    catalog): the caller of ``lookup`` knows it. Otherwise the one agent the text names
+    (``engine.catalog.lookup.asked_agent``), as ``engine.match`` finds it.
+    """
+    from engine.catalog.lookup import asked_agent
+    from engine.catalog.model import get_catalog
+
+    catalog = get_catalog()
+    given = item.get("agent")
+    if given is not None:
+        return given if given in catalog.agents else None
+    return asked_agent(item["query"], None, catalog)

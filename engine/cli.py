@@ -70,6 +70,12 @@ def _close_call(answer: dict) -> list[str]:
 
 def format_match(result, k: int) -> list[str]:
     if result.name is None:
+        guess = answers.likely(result)
+        if guess is not None:
+            # Below the answer threshold: lead with the likeliest capability and its honest confidence.
+            lines = [f"likely {guess[0]}  (confidence {_conf(guess[1])}, below the answer threshold)"]
+            rest = result.candidates[1:k]
+            return lines + [f"  {i}. {c.name} ({_conf(c.confidence)})" for i, c in enumerate(rest, 2)]
         near = ", ".join(f"{c.name} ({_conf(c.confidence)})" for c in result.candidates[:k])
         return [f"no match (nearest: {near})" if near else "no match: name a capability, not only an agent"]
     flag = " [close call]" if result.ambiguous else ""
@@ -79,10 +85,12 @@ def format_match(result, k: int) -> list[str]:
 
 
 def format_lookup(answer: dict) -> list[str]:
-    if answer["capability"] is None:
+    if answer["capability"] is None and "likely" not in answer:
         return _no_match_text(answer)
     agent = get_catalog().agents[answer["agent"]].display_name
-    cap = answer["capability"]
+    cap = answer["capability"] or answer["likely"]
+    if answer["capability"] is None:
+        agent = f"{agent} (likely, confidence {_conf(cap['matchConfidence'])}; below the answer threshold)"
     if not cap["available"]:
         lines = [f"{agent}: {cap['name']} — not available. {cap['description']}"]
         if cap.get("alternative"):
@@ -319,7 +327,7 @@ def _run(args) -> int:
         _write([_json(export_catalog(), indent=2)])
         return 0
     if args.command == "match":
-        result = match(" ".join(args.query), k=args.k)
+        result = match(" ".join(args.query), k=args.k, agent=args.agent)
         _write([_json(result.to_dict())] if as_json else format_match(result, args.k))
         return 0
     if args.command == "gaps":

@@ -195,10 +195,14 @@ def build_parser(version: str) -> Parser:
         "match",
         "resolve words to a canonical capability",
         "Resolve any wording to the catalog's capability name, with how it matched and how sure it is.",
-        f"examples:\n  {PROG} match let it think longer before answering\n  {PROG} match -k 5 mcp",
+        f"examples:\n  {PROG} match let it think longer before answering\n  {PROG} match -k 5 mcp\n"
+        f"  {PROG} match --agent cline focus chain",
     )
     p.add_argument("query", nargs="+", help="the capability in any words, quoted or not")
     p.add_argument("-k", type=positive_int, default=3, help="candidates to show (default 3)")
+    p.add_argument(
+        "--agent", metavar="AGENT", help="match for this agent: its own words for its features count"
+    )
 
     p = _command(
         commands,

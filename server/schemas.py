@@ -56,10 +56,11 @@ Record = dict[str, Any]
 
 
 class LookupAnswer(TypedDict, total=False):
-    """lookup_capability: the agent's record, or null with the nearest names when nothing matched."""
+    """lookup_capability: the agent's record; or null, led by the likeliest record or the nearest names."""
 
     __pydantic_config__ = _CONFIG  # type: ignore[misc]
     agent: Required[str]
+    likely: Record  # below the answer threshold: the likeliest capability's record and its matchConfidence
     capability: Required[Record | None]
     match: Required[Record]
     freshness: Record

@@ -145,8 +145,8 @@ def build_server(gap_log: GapLog | None = None) -> MCPServer:
         title="Look up an agent's capability",
         description=(
             "Can agent X do Y, and how do I set it up? One agent, one capability: availability, tier, "
-            "maturity, setup notes, doc URL and sources. Capability is fuzzy-matched; matchConfidence is "
-            "the probability the match is right, and below 0.5 you get no match with the nearest candidates."
+            "maturity, setup notes, doc URL and sources. matchConfidence is the probability the match is "
+            "right; below 0.5 capability is null and `likely` holds the likeliest record."
         ),
         annotations=READ_ONLY,
     )

@@ -230,14 +230,14 @@ def run_evaluate() -> None:
         "sets": {
             name: {
                 shipped: {
-                    **{k: per[shipped][k] for k in (*keep, "wrongAt95")},
+                    **{k: per[shipped][k] for k in (*keep, "wrongAt95", "eceAll", "wrongAt95Per500")},
                     "role": querysets.get(name).role,
                 }
             }
             for name, per in doc["sets"].items()
         },
         "groups": {
-            g: {**{k: m[k] for k in (*keep, "wrongAt95")}, "sets": m["sets"]}
+            g: {**{k: m[k] for k in (*keep, "wrongAt95", "eceAll", "wrongAt95Per500")}, "sets": m["sets"]}
             for g, m in doc["groups"].items()
         },
         "peer": {shipped: doc["peer"][shipped]},

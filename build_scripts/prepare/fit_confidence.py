@@ -121,11 +121,16 @@ def probe_data() -> tuple[list[str], np.ndarray]:
 
 
 def fit_probe(
-    vectors: np.ndarray, labels: np.ndarray, grid=PROBE_L2, progress: Progress | None = None
+    vectors: np.ndarray,
+    labels: np.ndarray,
+    grid=PROBE_L2,
+    progress: Progress | None = None,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float, float]:
-    """Pick the L2 strength by 5-fold log loss, then fit on everything."""
+    """Pick the L2 strength by 5-fold (weighted) log loss, then fit on everything."""
+    weight = np.ones(len(labels)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if len(grid) == 1:  # nothing to choose
-        w, b = fit_logistic(vectors, labels, l2=grid[0])
+        w, b = fit_logistic(vectors, labels, l2=grid[0], sample_weight=weight)
         return w, b, grid[0]
     folds = np.arange(len(labels)) % 5
     best = None
@@ -135,13 +140,15 @@ def fit_probe(
             if progress is not None:
                 progress.step("5-fold log loss: fits done", 5 * n + fold, 5 * len(grid))
             train, test = folds != fold, folds == fold
-            w, b = fit_logistic(vectors[train], labels[train], l2=l2)
+            w, b = fit_logistic(vectors[train], labels[train], l2=l2, sample_weight=weight[train])
             p = np.clip(sigmoid(vectors[test] @ w + b), 1e-6, 1 - 1e-6)
-            loss -= float(np.sum(labels[test] * np.log(p) + (1 - labels[test]) * np.log(1 - p)))
-        loss /= len(labels)  # mean log loss: compared with the best mean so far, not with a sum
+            loss -= float(
+                np.sum(weight[test] * (labels[test] * np.log(p) + (1 - labels[test]) * np.log(1 - p)))
+            )
+        loss /= float(weight.sum())  # mean log loss: compared with the best mean so far, not with a sum
         if best is None or loss < best[0]:
             best = (loss, l2)
-    w, b = fit_logistic(vectors, labels, l2=best[1])
+    w, b = fit_logistic(vectors, labels, l2=best[1], sample_weight=weight)
     return w, b, best[1]
 
 
@@ -164,7 +171,11 @@ def load_fit_data() -> FitData:
         probe_texts=texts,
         probe_labels=labels,
         # Seven blind writers, so the fit does not learn one writer's style.
-        calibration=[q for name in CALIBRATION_SETS for q in load_queries(name)],
+        calibration=[
+            {**q, "origin": querysets.get(name).origin}
+            for name in CALIBRATION_SETS
+            for q in load_queries(name)
+        ],
     )
 
 
@@ -200,10 +211,16 @@ def fit_head(
         queries = [q for q in queries if not names_only_agents(q["query"])]
         answerable = [q for q in queries if q["expected"] is not None]
         texts = [strip_agents(q["query"]) for q in answerable]
+        agents = [querysets.item_agent(q) for q in answerable]
         writers.append(
             (
                 encoder.encode(texts).astype(np.float64),
-                np.array([index.ranking(text, sem, segments=False)["fused"] for text in texts]),
+                np.array(
+                    [
+                        index.ranking(text, sem, segments=False, agent=agent)["fused"]
+                        for text, agent in zip(texts, agents, strict=True)
+                    ]
+                ),
                 np.array([position[q["expected"]] for q in answerable]),
                 encoder.encode([strip_agents(q["query"]) for q in queries if q["expected"] is None]),
             )
@@ -261,9 +278,20 @@ def fit_head(
 
 
 def features_and_labels(
-    index: Index, queries: list[dict], *, segments: bool, progress: Progress | None = None, stage: str = ""
+    index: Index,
+    queries: list[dict],
+    *,
+    segments: bool,
+    progress: Progress | None = None,
+    stage: str = "",
+    agents: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per query: the winner's features and whether the winner is the right answer (1) or not (0)."""
+    """Per query: the winner's features and whether the winner is the right answer (1) or not (0).
+
+    Every top candidate counts, answered or not: the confidence must be honest below the
+    answer threshold too, where replies still lead with it. With ``agents`` each query is
+    ranked for the agent it is about (``querysets.item_agent``), as ``lookup`` ranks it.
+    """
     sem = index._semantic()  # noqa: SLF001 - the fit needs the raw ranking, not a Match
     rows, labels = [], []
     for n, q in enumerate(queries, start=1):
@@ -271,11 +299,26 @@ def features_and_labels(
             progress.step(stage, n, len(queries))
         if names_only_agents(q["query"]):
             continue
-        ranking = index.ranking(strip_agents(q["query"]), sem, segments=segments)
+        agent = querysets.item_agent(q) if agents else None
+        ranking = index.ranking(strip_agents(q["query"]), sem, segments=segments, agent=agent)
         top = int(ranking["order"][0])
         rows.append(ranking_features(ranking, top))
         labels.append(float(index.records[top].name == q["expected"]))
     return np.array(rows), np.array(labels)
+
+
+def origin_weights(queries: list[dict]) -> np.ndarray:
+    """Per query kept by ``features_and_labels``: real users' text and written text weigh the same in all.
+
+    Real issue titles read unlike written questions, and the confidence fitted mostly on
+    the larger written pool was under-confident on them. The weights average 1, so the L2
+    grid means what it did unweighted.
+    """
+    real = np.array([q.get("origin") == "real" for q in queries if not names_only_agents(q["query"])])
+    if real.all() or not real.any():
+        return np.ones(len(real))
+    weight = np.where(real, 0.5 / real.mean(), 0.5 / (1 - real.mean()))
+    return weight / weight.mean()
 
 
 MIN_ABSTENTION = 0.92  # share of should-match-nothing queries that must get no match (issue 9 asks >= 0.90)
@@ -314,6 +357,60 @@ def shipped(judge: Judge) -> Judge:
     that matching will load, and last-bit noise in one step cannot reach the next.
     """
     return judge_from_dict(json.loads(json.dumps(judge.to_dict())))
+
+
+def fit_calibration(
+    index: Index,
+    neutral: Judge,
+    calibration: list[dict],
+    progress: Progress,
+    *,
+    drop: tuple[str, ...] = (),
+    agents: bool = True,
+) -> tuple[Judge, float]:
+    """Fit the map from ranking features to P(right) on the calibration questions; (judge, its L2).
+
+    Two passes: the second ranks with the first fit's judge, so that features are those of the
+    sentence the judge picks (``Index.ranking``). Features in ``drop`` are left out (weight 0),
+    which is how ``build_scripts/measure/ablate.py`` measures what each one earns.
+    """
+    judge = neutral
+    columns = [FEATURES.index(name) for name in drop]
+    for segments in (False, True):  # second pass: features as chosen among sentences by the first fit
+        index.judge = judge
+        stage = f"confidence model, pass {2 if segments else 1} of 2: ranking the calibration questions"
+        progress.say(f"{stage} ({len(calibration)})")
+        x, y = features_and_labels(
+            index, calibration, segments=segments, progress=progress, stage=stage, agents=agents
+        )
+        x[:, columns] = 0.0
+        # A feature that never varies on the calibration set (no query there pastes an identifier, say)
+        # gets the smallest scale the model file allows: its weight then fits to 0, not to noise.
+        mean, scale = x.mean(axis=0), np.maximum(x.std(axis=0) + 1e-9, MIN_SCALE)
+        weights, bias, l2 = fit_probe(
+            (x - mean) / scale, y, grid=CALIBRATION_L2, sample_weight=origin_weights(calibration)
+        )
+        weights[columns] = 0.0
+        judge = shipped(replace(neutral, weights=weights, bias=bias, mean=mean, scale=scale))
+    return judge, l2
+
+
+def with_answer_threshold(
+    index: Index, judge: Judge, calibration: list[dict], progress: Progress, *, agents: bool = True
+) -> tuple[Judge, np.ndarray, np.ndarray]:
+    """The judge with its answer threshold set on the calibration questions; and their P(right), labels."""
+    index.judge = judge
+    stage = "answer threshold: ranking the calibration questions"
+    progress.say(f"{stage} ({len(calibration)})")
+    tx, ty = features_and_labels(
+        index, calibration, segments=True, progress=progress, stage=stage, agents=agents
+    )
+    answerable = np.array(
+        [q["expected"] is not None for q in calibration if not names_only_agents(q["query"])]
+    )
+    judge = shipped(replace(judge, answer_at=pick_answer_threshold(judge.confidence(tx), answerable)))
+    index.judge = judge
+    return judge, judge.confidence(tx), ty
 
 
 def fit_model(
@@ -357,17 +454,7 @@ def fit_model(
     )
     index = make_index(neutral)
     calibration = data.calibration
-    judge = neutral
-    for segments in (False, True):  # second pass: features as chosen among sentences by the first fit
-        index.judge = judge
-        stage = f"confidence model, pass {2 if segments else 1} of 2: ranking the calibration questions"
-        progress.say(f"{stage} ({len(calibration)})")
-        x, y = features_and_labels(index, calibration, segments=segments, progress=progress, stage=stage)
-        # A feature that never varies on the calibration set (no query there pastes an identifier, say)
-        # gets the smallest scale the model file allows: its weight then fits to 0, not to noise.
-        mean, scale = x.mean(axis=0), np.maximum(x.std(axis=0) + 1e-9, MIN_SCALE)
-        weights, bias, l2 = fit_probe((x - mean) / scale, y, grid=CALIBRATION_L2)
-        judge = shipped(replace(neutral, weights=weights, bias=bias, mean=mean, scale=scale))
+    judge, l2 = fit_calibration(index, neutral, calibration, progress)
     report["calibrationL2"] = l2
 
     # Alias hits: the share that is right on the blind calibration and training sets. A query's alias
@@ -387,15 +474,8 @@ def fit_model(
     index.judge = judge
     # Where to answer: the abstention floor over the calibration writers. The training sets would
     # flatter it: the head learned their questions and the probe their off-topic ones.
-    stage = "answer threshold: ranking the calibration questions"
-    progress.say(f"{stage} ({len(calibration)})")
-    tx, ty = features_and_labels(index, calibration, segments=True, progress=progress, stage=stage)
-    answerable = np.array(
-        [q["expected"] is not None for q in calibration if not names_only_agents(q["query"])]
-    )
-    answer_at = pick_answer_threshold(judge.confidence(tx), answerable)
-    judge = shipped(replace(judge, answer_at=answer_at))
-    p, y = judge.confidence(tx), ty
+    judge, p, y = with_answer_threshold(index, judge, calibration, progress)
+    answer_at = judge.answer_at
     progress.say(f"confidence model L2 {l2}; answer when P(right) >= {answer_at}")
     progress.say(
         f"calibration set: {len(y)} queries, in-sample ECE {expected_calibration_error(p, y):.3f}; "

@@ -121,11 +121,30 @@ def checked_on(record: dict) -> str | None:
     return max(dates) if dates else None
 
 
-def _resolve_capability(capability: object) -> tuple[Match, bool]:
-    """Match the capability text; second item is True when something was found."""
+def _resolve_capability(
+    capability: object, agent: str | None = None, *, across_agents: bool = False
+) -> tuple[Match, bool]:
+    """Match the capability text for ``agent`` (its own words count); True when something was found."""
     text = validate_query(capability, field="capability")
-    result = match(text, k=3)
+    result = match(text, k=3, agent=agent, across_agents=across_agents)
     return result, result.name is not None
+
+
+# Below the answer threshold a lookup still leads with its top candidate, unless even that is
+# this unlikely: then the text matches nothing in the catalog and the reply says only that.
+LIKELY_FLOOR = 0.2
+
+
+def likely(result: Match) -> tuple[str, float] | None:
+    """The unanswered match's most likely capability and its confidence, if it is worth leading with.
+
+    Only a calibrated confidence is a probability a caller can act on; in a degraded mode the
+    reply stays "no match".
+    """
+    if result.name is not None or not result.candidates or not result.calibrated:
+        return None
+    top = result.candidates[0]
+    return (top.name, top.confidence) if top.confidence >= LIKELY_FLOOR else None
 
 
 def _agents(agents: object, catalog: Catalog) -> list[str]:
@@ -163,11 +182,12 @@ def lookup(agent: str, capability: str, *, surface: str = "mcp") -> dict:
     """Everything about one agent's capability: facts, setup notes, sources, and how it matched."""
     catalog = get_catalog()
     agent_id = _agent_id(agent, catalog)
-    result, found = _resolve_capability(capability)
-    if not found:
+    result, found = _resolve_capability(capability, agent_id)
+    guess = None if found else likely(result)
+    if not found and guess is None:
         return {"agent": agent_id, "capability": None, **_no_match(result, catalog, agent_id, surface)}
     agent_obj = catalog.agents[agent_id]
-    record = agent_obj.record(result.name)
+    record = agent_obj.record(result.name or guess[0])
     body = {key: record[key] for key in _RECORD_FIELDS if key in record}
     for key in ("maturityNote", "alternative", "implementationNotes", "disputes"):
         if record.get(key):
@@ -176,10 +196,20 @@ def lookup(agent: str, capability: str, *, surface: str = "mcp") -> dict:
     if not record["available"]:
         body["availableIn"] = available_in(result.name, catalog)
     answer = {"agent": agent_id, "capability": body, "match": match_info(result)}
+    if guess is not None:
+        # Not sure enough to answer, but sure enough to lead with: the same record, flagged.
+        answer = {"agent": agent_id, "likely": {**body, "matchConfidence": guess[1]}, "capability": None}
+        answer["match"] = match_info(result)
+        answer["nearest"] = [{"name": c.name, "matchConfidence": c.confidence} for c in result.candidates]
+        answer["note"] = (
+            f"Not sure: the likeliest capability is {guess[0]}, with a {guess[1]:.0%} chance of being "
+            "the one meant, below the answer threshold. Use it if it fits the need; otherwise ask "
+            "again with a nearest name or in other words."
+        )
     answer["freshness"] = freshness(agent_obj, record)
     if agent_obj.status_facts:
         answer["agentStatus"] = agent_obj.status_lines()
-    if result.ambiguous:
+    if result.ambiguous and guess is None:
         answer["alternatives"] = _alternatives(result, catalog, agent_id)
     return answer
 
@@ -188,7 +218,7 @@ def compare(capability: str, agents: list[str] | None = None, *, surface: str = 
     """One capability across agents; agents without it appear as ``{agent, available: false}``."""
     catalog = get_catalog()
     agent_ids = _agents(agents, catalog)
-    result, found = _resolve_capability(capability)
+    result, found = _resolve_capability(capability, across_agents=True)
     if not found:
         return {"capability": None, **_no_match(result, catalog, surface=surface)}
     rows = []
@@ -272,7 +302,7 @@ def get_sources(agent: str | None = None, capability: str | None = None, *, surf
                 entry = by_url.setdefault(src["url"], {**src, "capabilities": []})
                 entry["capabilities"].append(name)
         return {"agent": agent_obj.id, "docsUrl": agent_obj.docs_url, "sources": list(by_url.values())}
-    result, found = _resolve_capability(capability)
+    result, found = _resolve_capability(capability, agent_ids[0] if agent is not None else None)
     if not found:
         return {"capability": None, **_no_match(result, catalog, agent_ids[0] if agent else None, surface)}
     if agent is not None:

@@ -31,16 +31,50 @@ def record_identifiers(rec: dict) -> list[str]:
     return identifiers_in(" ".join(p for p in parts if p))
 
 
+def url_words(url: str) -> str:
+    """A documentation URL's path and anchor as words: '.../agent/plan-mode#cli' -> 'agent plan mode cli'."""
+    path = url.split("://", 1)[-1].partition("/")[2]
+    return " ".join(re.split(r"[/#._\-?=&]+", path)).strip()
+
+
+def agent_vocabulary(rec: dict) -> list[str]:
+    """One agent's own words for one capability, from its record: what that agent calls it and how it is used.
+
+    The terminology, description, setup, config file and gotchas, and each cited page's
+    description and URL path. Only an available record speaks for the capability: an
+    unavailable one describes what the agent lacks, and its alternative names another feature.
+    """
+    if not rec["available"]:
+        return [rec["terminology"]] if rec.get("terminology") else []
+    notes = rec.get("implementationNotes", {})
+    texts = [
+        rec.get("terminology", ""),
+        rec["description"],
+        notes.get("setup", ""),
+        notes.get("configFile", ""),
+    ]
+    texts += notes.get("gotchas", [])
+    texts.append(url_words(notes.get("startUrl", "")))
+    for src in rec.get("sources", []):
+        texts += [src.get("description", ""), url_words(src.get("url", ""))]
+    return [t for t in texts if t]
+
+
 def capability_records(catalog: Catalog) -> list[Record]:
-    """One record per canonical capability: agent-neutral summary, aliases and agents' own terms."""
+    """One record per canonical capability: agent-neutral summary, aliases and agents' own terms.
+
+    Each agent's own words for it (``agent_vocabulary``) are scoped to that agent: they count
+    only when a query is matched for that agent.
+    """
     records = []
     # An agent's own name (`claude`, `opencode`) appears in many setups and names no capability.
     agent_names = {n.lower() for a in catalog.agents.values() for n in (a.id, a.display_name, *a.aliases)}
     for cap in catalog.capabilities:
-        texts, keywords = list(cap.examples), []
+        texts, keywords, scoped = list(cap.examples), [], []
         named = [key for alias in cap.aliases for key in identifiers_in(alias)]
         for agent in catalog.agents.values():
             rec = agent.records[cap.name]
+            scoped.extend((agent.id, text) for text in agent_vocabulary(rec))
             if rec["available"]:
                 texts.append(rec["description"])
                 notes = rec.get("implementationNotes", {})
@@ -55,6 +89,7 @@ def capability_records(catalog: Catalog) -> list[Record]:
                 texts=tuple(dict.fromkeys(texts)),
                 keywords=tuple(k for k in keywords if k),
                 identifiers=tuple(k for k in dict.fromkeys(named) if k not in agent_names),
+                scoped=tuple(scoped),
             )
         )
     return records
@@ -136,16 +171,45 @@ def names_only_agents(query: str, catalog: Catalog | None = None) -> bool:
     return bool(pattern.search(query)) and not content_tokens(pattern.sub(" ", query))
 
 
-def match(query: str, *, k: int = 3) -> Match:
+def agents_named(query: str, catalog: Catalog | None = None) -> list[str]:
+    """Ids of the agents a query names, in order of first mention ('does Cline have YOLO mode' -> cline)."""
+    catalog = catalog or get_catalog()
+    found = []
+    for hit in _agent_pattern(catalog).finditer(query):
+        name = re.sub(r"'s$", "", hit.group(0), flags=re.IGNORECASE)
+        agent = catalog.resolve_agent(name)
+        if agent is not None:
+            found.append(agent)
+    return list(dict.fromkeys(found))
+
+
+def asked_agent(query: str, agent: str | None, catalog: Catalog | None = None) -> str | None:
+    """The agent a capability query is about: the one passed, else the only one the text names.
+
+    A query naming two agents ('cursor vs cline') asks about neither alone, so none is used.
+    A passed agent that the catalog does not know raises ``UnknownAgentError`` listing the ids.
+    """
+    catalog = catalog or get_catalog()
+    if agent is not None:
+        return catalog.agent(validate_query(agent, field="agent")).id
+    named = agents_named(query, catalog)
+    return named[0] if len(named) == 1 else None
+
+
+def match(query: str, *, k: int = 3, agent: str | None = None, across_agents: bool = False) -> Match:
     """Resolve a capability question or name to a canonical capability.
 
     Order: exact name -> alias -> semantic (MiniLM) -> lexical -> no match.
-    Agent names in the query are ignored ('does Claude Code support MCP?').
+    Agent names are taken out of the text ('does Claude Code support MCP?'), but the
+    agent asked about (``agent``, or the one agent the text names) is used: that agent's
+    own words for its features ("Composer", "Focus Chain") count for it alone.
+    ``across_agents`` (``compare``) matches for no single agent, whatever the text names.
     """
     text = validate_query(query)
+    agent_id = None if across_agents else asked_agent(text, agent)
     if names_only_agents(text):
         return Match(text, None, None, 0.0, "none", [], False)
-    result = capability_index().match(strip_agents(text), k=k)
+    result = capability_index().match(strip_agents(text), k=k, agent=agent_id)
     return dataclasses.replace(result, query=text)
 
 

@@ -42,7 +42,7 @@ def classify(capability: str, agent: str | None = None) -> dict:
     catalog = get_catalog()
     text = clean_capability(capability)
     agent_id = catalog.agent(validate_query(agent, field="agent")).id if agent is not None else None
-    result = match(text, k=3)
+    result = match(text, k=3, agent=agent_id)
     head = {"agent": agent_id} if agent_id else {}
     if is_miss(result):
         return {

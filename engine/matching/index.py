@@ -34,6 +34,7 @@ from .judge import Judge, logit
 from .lexical import LexicalIndex, stem
 from .records import coerce_records
 from .results import Candidate, Match
+from .scoped import ScopedVocabulary
 from .scoring import Embedded, Record, Tuning, humanize, record_entries
 from .store import Entry, VectorStore, load_store
 
@@ -101,6 +102,7 @@ class Index:
             documents.append([stem(word) for word in words])
         self.lexical = LexicalIndex(documents, surface)
         self.identifiers = IdentifierTable(rec.identifiers for rec in records)
+        self.scoped = ScopedVocabulary([rec.scoped for rec in records])
         # Breaks ties in the lexical fallback: "chekpoints" covers Checkpoints and a record that
         # mentions checkpoints equally, and the one named for it is the likelier answer.
         self.name_lexical = LexicalIndex(
@@ -279,11 +281,18 @@ class Index:
 
     # -- matching --------------------------------------------------------
 
-    def match(self, query: str, *, k: int = 10) -> Match:
-        """Resolve ``query`` to a record, or say honestly that none fits."""
+    def match(self, query: str, *, k: int = 10, agent: str | None = None) -> Match:
+        """Resolve ``query`` to a record, or say honestly that none fits.
+
+        ``agent`` names the scope asked about (an agent id): the records' words for
+        that scope (``Record.scoped``) then count in the semantic ranking. A scope no
+        record names adds nothing; exact and alias hits do not depend on it.
+        """
         text = validate_query(query)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise InvalidQueryError(f"k must be a positive integer, got {k!r}")
+        if agent is not None and not isinstance(agent, str):
+            raise InvalidQueryError(f"agent must be a string (a scope such as an agent id), got {agent!r}")
         for key in (light(text), squash(text)):
             if key in self._exact:
                 rec = self.records[self._exact[key]]
@@ -310,7 +319,7 @@ class Index:
         sem = self._semantic()
         if sem is None:
             return self._rank_lexical(text, k)
-        return self._rank(text, k, sem)
+        return self._rank(text, k, sem, agent)
 
     def _head(self) -> tuple[object, np.ndarray] | None:
         """The judge's learned head and, per record, its row in the head; None when it does not apply.
@@ -347,7 +356,7 @@ class Index:
         """Typo-corrected query text (for embedding) and its stemmed terms (for coverage)."""
         words = tokens(text)
         fixed: dict[str, str] = {}
-        for word in set(content_tokens(text)):
+        for word in set(content_tokens(text)) if self.tuning.correct_typos else ():
             if word in wordpieces or stem(word) in self.lexical.vocabulary:
                 continue
             guess = self.lexical.correct(stem(word))
@@ -358,7 +367,7 @@ class Index:
         terms = [stem(w) for w in content_tokens(text)]
         return text, terms
 
-    def ranking(self, text: str, sem: Embedded, *, segments: bool = True) -> dict:
+    def ranking(self, text: str, sem: Embedded, *, segments: bool = True, agent: str | None = None) -> dict:
         """Scores of every record for the best-fitting part of ``text``, and the judge's features.
 
         The whole text is scored, and so is each sentence of a long question;
@@ -367,9 +376,9 @@ class Index:
         queue, with the encode it needs, so concurrent queries queue instead of
         fighting over the cores.
         """
-        return run_inference(self._ranking, text, sem, segments)
+        return run_inference(self._ranking, text, sem, segments, agent)
 
-    def _ranking(self, text: str, sem: Embedded, segments: bool) -> dict:
+    def _ranking(self, text: str, sem: Embedded, segments: bool, agent: str | None = None) -> dict:
         tune = self.tuning
         parts = query_segments(text, tune.segment_words) if segments else [text]
         prepared = [self._query_terms(part, sem.wordpieces) for part in parts]
@@ -380,7 +389,15 @@ class Index:
             coverage = np.array(self.lexical.scores(terms), dtype=np.float32)
             semantic = np.nan_to_num(sem.record_scores(vector, len(self.records), tune), nan=-1.0)
             named = self.identifiers.scores(part, len(self.records), sem.wordpieces)
-            fused = semantic + tune.lexical_weight * coverage + tune.identifier_weight * named
+            # The user's own words, before the typo step: an agent's product word ("Quasar") is no
+            # catalog word, and the step would "correct" it into one.
+            scoped = self.scoped.scores(agent, content_tokens(part), len(self.records))
+            fused = (
+                semantic
+                + tune.lexical_weight * coverage
+                + tune.identifier_weight * named
+                + tune.scoped_weight * scoped
+            )
             head_log_probs = None
             if learned is not None:
                 head, rows = learned
@@ -396,6 +413,7 @@ class Index:
                 "semantic": semantic,
                 "coverage": coverage,
                 "named": named,
+                "scoped": scoped,
                 "order": order,
                 "offTopic": off_topic,
                 "domain": domain,
@@ -415,10 +433,10 @@ class Index:
             return np.empty(0)
         return self.judge.confidence(np.array([ranking_features(ranking, i) for i in rows]))
 
-    def _rank(self, text: str, k: int, sem: Embedded) -> Match:
+    def _rank(self, text: str, k: int, sem: Embedded, agent: str | None = None) -> Match:
         """Semantic ranking of ``text``: a record, or no match with the nearest candidates."""
         tune = self.tuning
-        ranking = self.ranking(text, sem)
+        ranking = self.ranking(text, sem, agent=agent)
         fused, order = ranking["fused"], ranking["order"]
         shown = [int(i) for i in order[:k]]
         top = float(fused[order[0]])
@@ -615,9 +633,9 @@ def ranking_features(ranking: dict, i: int) -> list[float]:
         float(fused[i]) - rival,
         logit(ranking["domain"]),
         ranking["offTopic"] - float(ranking["semantic"][i]),
-        float(ranking["coverage"][i]),
         head_lead,
         float(ranking["named"][i]),
+        float(ranking["scoped"][i]),
     ]
 
 

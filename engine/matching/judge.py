@@ -3,11 +3,14 @@
 ``matchConfidence`` is the probability that the answer is right. A logistic
 model maps a few features of a ranking (the winner's fused score, its lead
 over the runner-up, how much the query is about coding-agent features at all,
-how close it sits to an out-of-scope topic, how much of its wording the
-winner covers, how far the learned head (``engine.matching.head``) prefers it over
-any other record or "none of these", and what share of the product identifiers the
-query pastes (commands, keys, flags; ``engine.matching.identifiers``) the winner's
-records name) to that probability. The domain term is itself a linear probe
+how close it sits to an out-of-scope topic, how far the learned head
+(``engine.matching.head``) prefers it over any other record or "none of these",
+what share of the product identifiers the query pastes (commands, keys, flags;
+``engine.matching.identifiers``) the winner's records name, and how much of the
+query the asked agent's own words for the winner cover (``engine.matching.scoped``))
+to that probability. The winner's lexical coverage was a feature too, until
+``build_scripts/measure/ablate.py`` showed it earned nothing once the rest was fitted
+(it still counts in the fused score). The domain term is itself a linear probe
 on the query embedding, trained on in-domain questions against diverse
 out-of-domain text, including everyday uses of words such as "hooks" or
 "resume". ``build_scripts/prepare/fit_confidence.py`` fits both on data that was never
@@ -28,7 +31,7 @@ from .head import Head, head_from_dict
 
 log = logging.getLogger("engine")
 
-FEATURES = ("score", "lead", "domainLogit", "offTopicGap", "coverage", "headLead", "named")
+FEATURES = ("score", "lead", "domainLogit", "offTopicGap", "headLead", "named", "scoped")
 
 
 def logit(p: float, eps: float = 1e-4) -> float:
@@ -42,21 +45,28 @@ def sigmoid(x):
 
 
 def fit_logistic(
-    x: np.ndarray, y: np.ndarray, *, l2: float = 1.0, iterations: int = 50
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    l2: float = 1.0,
+    iterations: int = 50,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
     """L2-regularised logistic regression by Newton's method (IRLS); returns (weights, bias).
 
-    Small, exact and deterministic: the feature counts here are 5 and 384.
+    Small, exact and deterministic: the feature counts here are 8 and 384. ``sample_weight``
+    lets one kind of text (real users' words) count as much as a larger written pool.
     """
     n, d = x.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     design = np.hstack([x, np.ones((n, 1))])
     theta = np.zeros(d + 1)
     penalty = np.full(d + 1, l2)
     penalty[-1] = 0.0  # never shrink the bias
     for _ in range(iterations):
         p = sigmoid(design @ theta)
-        gradient = design.T @ (p - y) + penalty * theta
-        hessian = (design * (p * (1 - p))[:, None]).T @ design + np.diag(penalty) + 1e-9 * np.eye(d + 1)
+        gradient = design.T @ (w * (p - y)) + penalty * theta
+        hessian = (design * (w * p * (1 - p))[:, None]).T @ design + np.diag(penalty) + 1e-9 * np.eye(d + 1)
         step = np.linalg.solve(hessian, gradient)
         theta -= step
         if np.abs(step).max() < 1e-8:

@@ -71,7 +71,32 @@ def _coerce_record(raw: object, position: int) -> Record:
     name = _required_text(fields, "name", where)
     description = _text_field(fields, "description", where)
     extra = {key: _string_list(fields, key, where) for key in lists}
-    return Record(rid, name, description, **extra)
+    return Record(rid, name, description, **extra, scoped=_scoped(fields.get("scoped"), where))
+
+
+def _scoped(value: object, where: str) -> tuple[tuple[str, str], ...]:
+    """``scoped`` as (scope, text) pairs, from a dict ``{scope: [texts]}`` or a sequence of pairs."""
+    if value is None:
+        return ()
+    wrong = (
+        f"{where}: scoped must map a scope (such as an agent id) to a list of strings, "
+        "e.g. {'cursor': ['Composer', 'Tab']}"
+    )
+    if isinstance(value, dict):
+        pairs = [
+            (scope, text)
+            for scope, texts in value.items()
+            for text in _string_list(value, scope, f"{where}: scoped")
+        ]
+    elif isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidQueryError(wrong)
+    else:
+        pairs = list(value)
+        if not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+            raise InvalidQueryError(wrong)
+    if not all(isinstance(scope, str) and scope and isinstance(text, str) for scope, text in pairs):
+        raise InvalidQueryError(wrong)
+    return tuple((scope, clean_text(text)) for scope, text in pairs)
 
 
 def coerce_records(records: Iterable[dict | Record]) -> list[Record]:

@@ -29,6 +29,8 @@ class Record:
     texts: tuple[str, ...] = ()  # more descriptions in other words; matched like aliases
     keywords: tuple[str, ...] = ()  # words that count for lexical matching only
     identifiers: tuple[str, ...] = ()  # commands, flags, keys, file names that name this record when pasted
+    # (scope, text): words that point at this record only when that scope (an agent) is asked about
+    scoped: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class Tuning:
     segment_words: int = 16  # a query this long is also scored sentence by sentence
     segment_margin: float = 0.2  # a sentence replaces the whole text when trusted this much more
     identifier_weight: float = 0.15  # fused += weight * share of the query's identifiers this record names
+    correct_typos: bool = True  # a word the encoder and catalog do not know is read as a catalog word's typo
+    # fused += weight * the share of the query's words that point at this record among the asked scope's
+    # (agent's) own words (engine.matching.scoped); chosen on real calibration and selection text
+    scoped_weight: float = 0.4
 
 
 def humanize(name: str) -> str:

@@ -88,7 +88,7 @@ async def test_structured_content_is_the_text_answer_and_fits_the_schema(client,
 
 @pytest.fixture
 def ambiguous_match(monkeypatch):
-    def fake_match(query: str, *, k: int = 3) -> Match:
+    def fake_match(query: str, *, k: int = 3, **_agent) -> Match:
         candidates = [
             Candidate("mcp-support", "MCP Support", 0.61),
             Candidate("hooks", "Lifecycle Hooks", 0.6),
@@ -118,3 +118,18 @@ async def test_an_error_is_text_only(client):
     result = await client.call_tool("list_capabilities", {})
     assert result.is_error is True
     assert result.structured_content is None
+
+
+async def test_an_unsure_lookup_leading_with_its_likeliest_record_fits_the_schema(client, tools, monkeypatch):
+    def unsure(query: str, *, k: int = 3, **_agent) -> Match:
+        candidates = [
+            Candidate("checkpoints", "Checkpoints", 0.35),
+            Candidate("hooks", "Lifecycle Hooks", 0.2),
+        ]
+        return Match(query, None, None, 0.35, "none", candidates)
+
+    monkeypatch.setattr(engine.catalog.answers, "match", unsure)
+    result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "undo that"})
+    assert result.structured_content["likely"]["name"] == "Checkpoints"
+    assert result.structured_content["capability"] is None
+    Draft202012Validator(tools["lookup_capability"].output_schema).validate(result.structured_content)

@@ -212,7 +212,7 @@ async def test_lookup_of_an_unavailable_capability_says_so(client, catalog):
 def ambiguous_match(monkeypatch):
     """Make every capability query resolve ambiguously between MCP Support and Lifecycle Hooks."""
 
-    def fake_match(query: str, *, k: int = 3) -> Match:
+    def fake_match(query: str, *, k: int = 3, **_agent) -> Match:
         candidates = [
             Candidate("mcp-support", "MCP Support", 0.61),
             Candidate("lifecycle-hooks", "Lifecycle Hooks", 0.60),
