@@ -5,10 +5,12 @@
 Speaks raw JSON-RPC over the child's pipes (no client library in the timing). Our first call uses a
 capability phrased in words, so the timing includes loading the catalog, the ONNX encoder and the vectors
 (the worst case).
-The floor is ``floor_server.py``, a one-tool server on the same ``mcp`` SDK, spawned by the same interpreter;
-runs alternate between the two so both see the same load. It prints the medians, the ratio (the figure to
-publish: issue 28's target is <= 1.3x) and the load average before and after, since absolute times on a shared
-2-core machine say more about the neighbours than about the code.
+The floors are ``floor_server.py``: a one-tool server on the same ``mcp`` SDK, spawned by the same
+interpreter, and the same server whose tool first embeds its text with the shipped encoder (``--encode``,
+the least any semantic server pays). Runs alternate between the three so all see the same load. It
+prints the medians, the ratios (the figures to publish: issue 28's target is <= 1.3x the SDK floor) and
+the load average before and after, since absolute times on a shared 2-core machine say more about the
+neighbours than about the code.
 """
 
 from __future__ import annotations
@@ -97,12 +99,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here (for figures.py)")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
-    ours, floor = [], []
-    one_run([sys.executable, str(FLOOR)], FLOOR_CALL, _floor_answered)  # warm the file cache for both
-    one_run([sys.executable, "-m", "server"], OURS_CALL, _ours_answered)
+    ours, floor, encoder_floor = [], [], []
+    servers = (
+        (floor, [sys.executable, str(FLOOR)], FLOOR_CALL, _floor_answered),
+        (encoder_floor, [sys.executable, str(FLOOR), "--encode"], FLOOR_CALL, _floor_answered),
+        (ours, [sys.executable, "-m", "server"], OURS_CALL, _ours_answered),
+    )
+    for _, command, call, check in servers:  # warm the file cache for all three
+        one_run(command, call, check)
     for _ in range(args.runs):
-        floor.append(one_run([sys.executable, str(FLOOR)], FLOOR_CALL, _floor_answered))
-        ours.append(one_run([sys.executable, "-m", "server"], OURS_CALL, _ours_answered))
+        for runs, command, call, check in servers:
+            runs.append(one_run(command, call, check))
     load_after = os.getloadavg()[0]
 
     def median(runs, i):
@@ -113,16 +120,20 @@ def main(argv: list[str] | None = None) -> int:
         f"stdio start-up, median of {args.runs} alternating runs; "
         f"1-min load {load_before:.1f} -> {load_after:.1f}\n"
     )
-    out(f"{'':34}{'ours':>8}{'SDK floor':>11}{'ratio':>8}\n")
+    out(f"{'':34}{'ours':>8}{'SDK floor':>11}{'ratio':>8}{'+encoder':>10}{'ratio':>8}\n")
     for label, i in (("spawn -> initialize answered", 0), ("spawn -> first tools/call answered", 1)):
-        o, f = median(ours, i), median(floor, i)
-        out(f"{label:34}{o:7.3f}s{f:10.3f}s{o / f:7.2f}x\n")
+        o, f, e = median(ours, i), median(floor, i), median(encoder_floor, i)
+        out(f"{label:34}{o:7.3f}s{f:10.3f}s{o / f:7.2f}x{e:9.3f}s{o / e:7.2f}x\n")
     if args.json:
         doc = {
             "runs": args.runs,
             "load": (load_before, load_after),
             "initialize": {"ours": median(ours, 0), "floor": median(floor, 0)},
-            "firstCall": {"ours": median(ours, 1), "floor": median(floor, 1)},
+            "firstCall": {
+                "ours": median(ours, 1),
+                "floor": median(floor, 1),
+                "encoderFloor": median(encoder_floor, 1),
+            },
         }
         args.json.write_text(json.dumps(doc, indent=1) + "\n")
     return 0

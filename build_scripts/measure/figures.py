@@ -157,6 +157,11 @@ def speed(latency: dict, startup: dict | None) -> str:
             f"| stdio spawn → first tool answer, against a one-tool SDK server | {ours / floor:.2f}x "
             f"| alternating runs ({_load(startup)}) |"
         )
+        if "encoderFloor" in startup["firstCall"]:
+            rows.append(
+                f"| the same, against that server embedding its argument with the encoder "
+                f"| {ours / startup['firstCall']['encoderFloor']:.2f}x | same runs |"
+            )
     rows += ["", f"Absolute times, {_load(latency)} on 2 cores:", "", "| path | p50 | p95 |", "|---|---|---|"]
     for label, p50, p95 in latency["rows"]:
         rows.append(f"| {label} | {p50:.2f} ms | {p95:.2f} ms |")

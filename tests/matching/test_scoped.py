@@ -47,3 +47,15 @@ def test_scoped_texts_must_map_a_scope_to_strings(fake_encoder):
     bad = [{**RECORDS[0], "scoped": {"acme": "Zorblat"}}]
     with pytest.raises(InvalidQueryError, match="scoped"):
         Index.from_records(bad, encoder=fake_encoder)
+
+
+def test_a_scope_scores_the_same_whichever_scope_was_asked_first():
+    pairs = [
+        [("a", "focus chain list"), ("b", "yolo mode")],
+        [("a", "the chain needs focus"), ("b", "auto approve everything")],
+    ]
+    first, second = ScopedVocabulary(pairs), ScopedVocabulary(pairs)
+    a_then_b = [first.scores("a", ["focus", "chain"], 2), first.scores("b", ["yolo", "mode"], 2)]
+    b_then_a = [second.scores("b", ["yolo", "mode"], 2), second.scores("a", ["focus", "chain"], 2)]
+    assert (a_then_b[0] == b_then_a[1]).all() and (a_then_b[1] == b_then_a[0]).all()
+    assert first.scopes == ["a", "b"] and first.index("c") is None
