@@ -117,7 +117,7 @@ class FakeEncoder:
 
     Texts that share words get similar vectors, which is enough to test the
     pipeline's logic (ranking, thresholds, segments, close calls) in
-    milliseconds, without the 80 MB model. Parity and quality tests use the real one.
+    milliseconds, without the ONNX model. Parity and quality tests use the real one.
     """
 
     variant = "fake"

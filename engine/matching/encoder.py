@@ -95,7 +95,7 @@ def _hash_cache_path() -> Path:
 
 
 def file_sha256(path: Path) -> str:
-    """sha256 of a file, remembered by (size, mtime): hashing 80 MB of weights costs 0.1 s per start.
+    """sha256 of a file, remembered by (size, mtime): hashing the weights costs up to 0.1 s per start.
 
     The full hash runs again whenever the size or modification time changes,
     so a replaced or corrupted file is still caught. A cache that cannot be
