@@ -34,6 +34,7 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -234,44 +235,53 @@ def train(
 
 
 def check_run(steps: int, *, record: bool, variant: str) -> int:
-    """A short deterministic run on a fixed subset, then its export; compare (or record) their digests.
+    """A short deterministic run on a recorded subset, then its export; compare (or record) their digests.
 
     The fp32 checkpoint of the full run is not committed, so CI cannot re-export
     the shipped model; this checks instead that training and export still give
-    the same bytes from the same inputs (code, data, pinned packages, seed).
+    the same bytes from the same inputs (code, pinned packages, seed). The subset's
+    pairs and the capability texts they train towards are kept in the check file,
+    so an edit to the catalog or a new harvest does not change what is checked
+    (``--record-check`` draws a new subset from the current data).
     """
     from build_scripts.prepare import export_encoder
 
     recipe = {**RECIPE, "epochs": steps}  # enough planned batches; the run stops at `steps`
     pin(recipe["seed"], recipe["threads"])
-    recs = records()
-    text_of = {r.id: data.positive_text(r) for r in recs}
-    pairs = training_pairs(recs)
-    random.Random(recipe["seed"]).shuffle(pairs)
-    subset = pairs[:CHECK_SUBSET]
+    if record:
+        recs = records()
+        pairs = training_pairs(recs)
+        random.Random(recipe["seed"]).shuffle(pairs)
+        subset = pairs[:CHECK_SUBSET]
+        used = {p.capability for p in subset} | {p.negative for p in subset if p.negative}
+        text_of = {r.id: data.positive_text(r) for r in recs if r.id in used}
+    else:
+        expected = json.loads(CHECK_FILE.read_text(encoding="utf-8"))
+        subset = [data.Pair(**pair) for pair in expected["pairs"]]
+        text_of = expected["texts"]
+        variant = expected["export"]["variant"]
     model = load_base(recipe["maxSeqLength"])
     train(model, subset, text_of, recipe, steps=steps)
     found = {
         "steps": steps,
-        "subset": CHECK_SUBSET,
+        "subset": len(subset),
         "recipe": recipe,
         "pairsSha256": data.pairs_sha256(subset),
         "weightsSha256": weight_digest(model),
     }
-    if not record:
-        expected = json.loads(CHECK_FILE.read_text(encoding="utf-8"))
-        variant = expected["export"]["variant"]
     with tempfile.TemporaryDirectory() as tmp:
         model.save(str(Path(tmp) / "checkpoint"))
         files = export_encoder.export(Path(tmp) / "checkpoint", Path(tmp) / "encoder", variant)
         digests = {name: data.file_sha256(Path(tmp) / "encoder" / name) for name in files}
     found["export"] = {"variant": variant, "files": digests}
     if record:
-        CHECK_FILE.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n")
+        kept = {**found, "pairs": [asdict(p) for p in subset], "texts": text_of}
+        CHECK_FILE.write_text(json.dumps(kept, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
         log(f"recorded {found['weightsSha256']} and the {variant} export in {CHECK_FILE}")
         return 0
     if {k: expected.get(k) for k in found} != found:
-        log(f"fine-tune check FAILED: expected {json.dumps(expected)}\n got {json.dumps(found)}")
+        wanted = {k: expected.get(k) for k in found}
+        log(f"fine-tune check FAILED: expected {json.dumps(wanted)}\n got {json.dumps(found)}")
         return 1
     log(f"fine-tune check OK: {steps} steps reproduce weights {found['weightsSha256']} and their export")
     return 0
