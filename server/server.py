@@ -25,6 +25,7 @@ from engine.gaps.log import GapLog
 
 from .arguments import check_arguments
 from .schemas import CompareAnswer, ListAnswer, LookupAnswer, MigrateAnswer, SourcesAnswer
+from .turns import READING
 
 log = logging.getLogger("server")
 
@@ -45,8 +46,12 @@ def _call(func, *args, gap_log: GapLog | None = None, tool: str = "") -> str:
 
 
 def _structured(func, *args, gap_log: GapLog | None = None, tool: str = "") -> CallToolResult:
-    """The answer twice: as structuredContent, and as the same compact JSON text for text-only clients."""
-    payload, text = _answer(func, *args, gap_log=gap_log, tool=tool)
+    """The answer twice: as structuredContent, and as the same compact JSON text for text-only clients.
+
+    Only read-only tools answer this way, and they take turns in arrival order (``turns.py``).
+    """
+    with READING:
+        payload, text = _answer(func, *args, gap_log=gap_log, tool=tool)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
 
