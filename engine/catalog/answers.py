@@ -186,15 +186,16 @@ def lookup(agent: str, capability: str, *, surface: str = "mcp") -> dict:
     guess = None if found else likely(result)
     if not found and guess is None:
         return {"agent": agent_id, "capability": None, **_no_match(result, catalog, agent_id, surface)}
+    name = result.name or guess[0]
     agent_obj = catalog.agents[agent_id]
-    record = agent_obj.record(result.name or guess[0])
+    record = agent_obj.record(name)
     body = {key: record[key] for key in _RECORD_FIELDS if key in record}
     for key in ("maturityNote", "alternative", "implementationNotes", "disputes"):
         if record.get(key):
             body[key] = record[key]
     body["sources"] = cited(record["sources"])
     if not record["available"]:
-        body["availableIn"] = available_in(result.name, catalog)
+        body["availableIn"] = available_in(name, catalog)
     answer = {"agent": agent_id, "capability": body, "match": match_info(result)}
     if guess is not None:
         # Not sure enough to answer, but sure enough to lead with: the same record, flagged.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.catalog import answers, lookup
-from engine.catalog.model import load_catalog
+from engine.catalog.model import get_catalog, load_catalog
 from engine.cli import format_lookup, format_match
 from engine.matching.index import Index
 from engine.matching.results import Candidate, Match
@@ -97,3 +97,16 @@ def test_what_matches_nothing_still_gets_no_match(monkeypatch):
         "likely" not in answer and answer["capability"] is None and "No catalog capability" in answer["note"]
     )
     assert format_match(unsure(0.05), 3)[0].startswith("no match")
+
+
+def test_a_likely_capability_the_agent_lacks_says_which_agents_have_it(monkeypatch):
+    catalog = get_catalog()
+    agent, name = next(
+        (a.id, cap) for a in catalog.agents.values() for cap, rec in a.records.items() if not rec["available"]
+    )
+    top = Candidate("x", name, 0.3)
+    monkeypatch.setattr(answers, "match", lambda *a, **kw: Match("q", None, None, 0.3, "none", [top]))
+    answer = answers.lookup(agent, "q")
+    assert answer["likely"]["name"] == name and answer["likely"]["available"] is False
+    have = [a.id for a in catalog.agents.values() if a.records[name]["available"]]
+    assert answer["likely"]["availableIn"] == have
