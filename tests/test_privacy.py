@@ -10,27 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.server.test_server_stdio import INIT, call_line
+
 ROOT = Path(__file__).resolve().parent.parent
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
-CALL = {
-    "jsonrpc": "2.0",
-    "id": 2,
-    "method": "tools/call",
-    "params": {
-        "name": "lookup_capability",
-        "arguments": {"agent": "claude-code", "capability": "chekpoints"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -59,26 +41,19 @@ def _server(home: Path) -> None:
     lines = [
         json.dumps(INIT),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json.dumps(CALL),
+        call_line(2, "lookup_capability", {"agent": "claude-code", "capability": "chekpoints"}),
     ]
-    proc = subprocess.Popen(
+    # stdin closes after the call, and the server answers it before it exits: the encoder is loaded by then.
+    proc = subprocess.run(
         [sys.executable, "-m", "server"],
         env=_env(home),
         cwd=ROOT,
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
         text=True,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        timeout=300,
     )
-    try:
-        proc.stdin.write("\n".join(lines) + "\n")
-        proc.stdin.flush()
-        for line in proc.stdout:  # read until the tool call is answered: the encoder is loaded by then
-            if json.loads(line).get("id") == 2:
-                break
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=60)
+    assert 2 in {json.loads(line).get("id") for line in proc.stdout.splitlines()}, proc.stderr
 
 
 @pytest.mark.parametrize("entry_point", [_library, _cli, _server], ids=["library", "cli", "server"])

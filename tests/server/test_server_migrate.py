@@ -14,24 +14,12 @@ from mcp import Client
 import engine
 from build_scripts.measure import bench_tokens
 from engine.catalog.uncovered import load_uncovered
-from server.server import build_server
 
 pytestmark = pytest.mark.anyio
 
 TOOL = "migrate_between_agents"
 BUDGET = 2000  # tokens (cl100k) for a whole pair, as issue 30 asks
 BENCH_PAIRS = [args for name, args in bench_tokens.CALLS if name == TOOL]
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
-async def client():
-    async with Client(build_server()) as connected:
-        yield connected
 
 
 async def tool_error(client: Client, **arguments) -> str:

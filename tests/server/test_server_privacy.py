@@ -19,11 +19,6 @@ from server.server import build_server
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 async def request(gap_log: GapLog) -> dict:
     async with Client(build_server(gap_log)) as client:
         result = await client.call_tool("request_capability", {"capability": "voice input"})

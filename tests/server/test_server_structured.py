@@ -9,13 +9,11 @@ import json
 
 import pytest
 from jsonschema import Draft202012Validator
-from mcp import Client
 
 import engine
 import engine.catalog.answers
 from engine.catalog import answers
 from engine.matching.results import Candidate, Match
-from server.server import build_server
 
 pytestmark = pytest.mark.anyio
 
@@ -26,17 +24,6 @@ CATALOG_TOOLS = (
     "get_sources",
     "migrate_between_agents",
 )
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
-async def client():
-    async with Client(build_server()) as connected:
-        yield connected
 
 
 @pytest.fixture

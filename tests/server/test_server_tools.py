@@ -33,19 +33,8 @@ SOURCE_KEYS = {"url", "description", "verifiedDate", "status"}
 
 
 @pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
 def catalog():
     return engine.get_catalog()
-
-
-@pytest.fixture
-async def client():
-    async with Client(build_server()) as connected:
-        yield connected
 
 
 async def call(client: Client, tool: str, **arguments):

