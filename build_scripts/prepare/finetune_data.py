@@ -13,7 +13,6 @@ import hashlib
 import json
 import random
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from build_scripts import querysets
 from engine.matching.scoring import Record, humanize
@@ -141,10 +140,6 @@ def batch_columns(batch: list[Pair], text_of: dict[str, str]) -> tuple[list[str]
         raise ValueError("a batch holds one capability twice; pack it with distinct_batches")
     extra = [n for n in dict.fromkeys(p.negative for p in batch if p.negative) if n not in caps]
     return anchors, [text_of[c] for c in caps] + [text_of[c] for c in extra]
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def pairs_sha256(pairs: list[Pair]) -> str:

@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from build_scripts.prepare import finetune_data as data  # noqa: E402
+from engine.matching.encoder import sha256_file  # noqa: E402
 
 HARD_NEGATIVES = Path(__file__).with_name("finetune_hard_negatives.json")
 CHECK_FILE = Path(__file__).with_name("finetune_check.json")
@@ -114,7 +115,7 @@ def provenance(recs, pairs: list[data.Pair]) -> dict:
     """What the manifest records about the training data: every set's sha256 and the catalog pairs'."""
     import importlib.metadata
 
-    sets = {s.name: data.file_sha256(s.path) for s in data.training_sets()}
+    sets = {s.name: sha256_file(s.path) for s in data.training_sets()}
     catalog_pairs = [p for p in pairs if p.source == data.CATALOG_SOURCE]
     return {
         "base": {
@@ -127,7 +128,7 @@ def provenance(recs, pairs: list[data.Pair]) -> dict:
         "hardNegatives": {
             "recipe": HARD_NEGATIVE_RECIPE,
             "file": str(HARD_NEGATIVES.relative_to(ROOT)),
-            "sha256": data.file_sha256(HARD_NEGATIVES) if HARD_NEGATIVES.is_file() else None,
+            "sha256": sha256_file(HARD_NEGATIVES) if HARD_NEGATIVES.is_file() else None,
             "count": sum(p.negative is not None for p in pairs),
         },
         "pairs": len(pairs),
@@ -272,7 +273,7 @@ def check_run(steps: int, *, record: bool, variant: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         model.save(str(Path(tmp) / "checkpoint"))
         files = export_encoder.export(Path(tmp) / "checkpoint", Path(tmp) / "encoder", variant)
-        digests = {name: data.file_sha256(Path(tmp) / "encoder" / name) for name in files}
+        digests = {name: sha256_file(Path(tmp) / "encoder" / name) for name in files}
     found["export"] = {"variant": variant, "files": digests}
     if record:
         kept = {**found, "pairs": [asdict(p) for p in subset], "texts": text_of}
