@@ -13,12 +13,12 @@ import datetime as dt
 from collections.abc import Iterable
 
 from ..common.text import validate_query
-from ..errors import InvalidQueryError, UnknownAgentError
+from ..errors import InvalidQueryError
 from ..matching.results import Match
 from .lookup import match
 from .migration import migrate  # noqa: F401 - one place for every answer; built in its own module
 from .model import Agent, Catalog, get_catalog
-from .uncovered import AgentNotCoveredError, find_uncovered
+from .uncovered import AgentNotCoveredError, UncoveredAgent, covered_or_uncovered
 
 MAX_AGENTS = 10
 _RECORD_FIELDS = ("name", "category", "available", "tier", "maturityLevel", "description", "terminology")
@@ -169,13 +169,10 @@ def _agents(agents: object, catalog: Catalog) -> list[str]:
 
 def _agent_id(agent: object, catalog: Catalog) -> str:
     text = validate_query(agent, field="agent")
-    try:
-        return catalog.agent(text).id
-    except UnknownAgentError as exc:
-        uncovered = None if exc.ambiguous else find_uncovered(text)
-        if uncovered is not None:
-            raise AgentNotCoveredError(text, catalog.agent_ids, uncovered) from None
-        raise
+    found = covered_or_uncovered(text, catalog)
+    if isinstance(found, UncoveredAgent):
+        raise AgentNotCoveredError(text, catalog.agent_ids, found)
+    return found.id
 
 
 def lookup(agent: str, capability: str, *, surface: str = "mcp") -> dict:

@@ -13,7 +13,7 @@ from urllib.parse import urldefrag
 from ..common.text import validate_query
 from ..errors import EngineError, InvalidQueryError, UnknownAgentError
 from .model import Agent, Catalog, get_catalog
-from .uncovered import AgentNotCoveredError, UncoveredAgent, find_uncovered
+from .uncovered import AgentNotCoveredError, UncoveredAgent, covered_or_uncovered
 
 TOOL = "migrate_between_agents"
 
@@ -73,14 +73,8 @@ def next_call(surface: str, from_id: str, to_id: str, *, by_category: bool = Fal
 def _resolve(text: object, field: str, catalog: Catalog) -> Agent | UncoveredAgent:
     """The covered agent ``text`` names, or the uncovered one; otherwise an error naming ``field``."""
     try:
-        name = validate_query(text, field="agent")
-        return catalog.agent(name)
-    except UnknownAgentError as exc:
-        uncovered = None if exc.ambiguous else find_uncovered(name)
-        if uncovered is not None:
-            return uncovered
-        raise _naming(exc, field) from None
-    except InvalidQueryError as exc:
+        return covered_or_uncovered(validate_query(text, field="agent"), catalog)
+    except (UnknownAgentError, InvalidQueryError) as exc:
         raise _naming(exc, field) from None
 
 

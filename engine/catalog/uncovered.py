@@ -110,6 +110,21 @@ def find_uncovered(text: object) -> UncoveredAgent | None:
     return table.get(light(text)) or table.get(squash(text))
 
 
+def covered_or_uncovered(text: str, catalog) -> object:
+    """The covered agent ``text`` names (``catalog.agent``), else the uncovered one it names.
+
+    Raises ``UnknownAgentError`` when it names neither, or names several covered agents
+    (an ambiguous name is not read as an uncovered one).
+    """
+    try:
+        return catalog.agent(text)
+    except UnknownAgentError as exc:
+        uncovered = None if exc.ambiguous else find_uncovered(text)
+        if uncovered is None:
+            raise
+        return uncovered
+
+
 class AgentNotCoveredError(UnknownAgentError):
     """An agent users name that this catalog does not cover; the message says what became of it."""
 
